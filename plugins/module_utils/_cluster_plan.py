@@ -1,0 +1,355 @@
+"""The offline cluster plan: validate every GPU node's intent, then compute what each will advertise.
+
+plan_cluster() collects EVERY problem of every host before it gives up (IntentErrors), so one run
+shows the whole list. The work is done once per distinct intent: a thousand identical nodes cost
+one computation and a thousand dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._capacity import (
+    MIG_STRATEGIES,
+    CapacityError,
+    GpuLayout,
+    node_capacity,
+    physical_resources,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._device_plugin_config import (
+    build_device_plugin_config,
+    lint_device_plugin_config,
+    lint_time_slicing,
+    lint_time_slicing_for_node,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import all_products, find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import (
+    MigLayoutError,
+    gpu_layout,
+    lint_mig_parted_document,
+    plan_layout,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan_documents import (
+    DEFAULT_DEVICE_PLUGIN_CONFIG,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_CONFIG_LABEL,
+    canonical_json,
+    configmap,
+    describe_layout,
+    device_plugin_config_key,
+    gpu_operator_values,
+    mig_parted_document,
+    render_table,
+)
+
+INTENT_VARIABLES = (
+    "gpuops_gpu_product",
+    "gpuops_gpu_count",
+    "gpuops_mig_strategy",
+    "gpuops_mig_config",
+    "gpuops_mig_configs",
+    "gpuops_time_slicing",
+)
+DEFAULT_MIG_STRATEGY = "none"
+DEFAULT_SETTINGS = {
+    "namespace": "gpu-operator",
+    "device_plugin_configmap": "gpuops-device-plugin-config",
+    "mig_configmap": "gpuops-mig-parted-config",
+    "rke2": True,
+}
+FILES = (
+    "capacity.json",
+    "device-plugin-configmap.yaml",
+    "mig-parted-config.yaml",
+    "gpu-operator-values.yaml",
+    "plan.txt",
+)
+_HOSTS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class IntentError:
+    host: str
+    variable: str
+    message: str
+
+    def __str__(self):
+        return f"{self.host}: {self.variable}: {self.message}"
+
+
+def format_errors(errors):
+    """One line per distinct problem, naming every host that has it (the first ten, then a count)."""
+    grouped = {}
+    for error in errors:
+        grouped.setdefault((error.variable, error.message), []).append(error.host)
+    lines = []
+    for (variable, message), hosts in grouped.items():
+        shown = ", ".join(hosts[:_HOSTS_SHOWN])
+        if len(hosts) > _HOSTS_SHOWN:
+            shown += f" and {len(hosts) - _HOSTS_SHOWN} more hosts"
+        lines.append(f"{shown}: {variable}: {message}")
+    return "\n".join(lines)
+
+
+class IntentErrors(ValueError):
+    """Every problem found in the inventory's intent."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__(format_errors(self.errors))
+
+
+@dataclass
+class ClusterPlan:
+    capacity: dict
+    device_plugin_configmap: dict
+    mig_parted_config: dict
+    gpu_operator_values: dict
+    table: str
+    notes: list = field(default_factory=list)
+
+    def files(self, dump_yaml, dump_json):
+        """{file name: text}; DUMP_YAML/DUMP_JSON turn a document into text."""
+        data = self.device_plugin_configmap["data"]
+        manifest = {**self.device_plugin_configmap, "data": {key: dump_yaml(doc) for key, doc in data.items()}}
+        return {
+            "capacity.json": dump_json(self.capacity),
+            "device-plugin-configmap.yaml": dump_yaml(manifest),
+            "mig-parted-config.yaml": dump_yaml(self.mig_parted_config),
+            "gpu-operator-values.yaml": dump_yaml(self.gpu_operator_values),
+            "plan.txt": self.table,
+        }
+
+
+@dataclass(frozen=True)
+class _NodeResult:
+    product: object
+    layouts: tuple
+    capacity: dict
+    device_plugin_config: dict
+
+
+def _split_path(message, variable):
+    """Linter messages start with their key path ("gpuops_time_slicing.replicas: ..."): keep it as the variable."""
+    path, sep, rest = message.partition(": ")
+    if sep and path.startswith(variable):
+        return path, rest
+    return variable, message
+
+
+def _known_products():
+    return ", ".join(product.name for product in all_products())
+
+
+def _check_strategy(nodes, errors):
+    values = {}
+    for host, intent in nodes.items():
+        value = intent.get("gpuops_mig_strategy", DEFAULT_MIG_STRATEGY)
+        if value not in MIG_STRATEGIES:
+            errors.append(
+                IntentError(host, "gpuops_mig_strategy", f"{value!r} is not a MIG strategy; valid: none, single, mixed")
+            )
+            continue
+        values.setdefault(value, []).append(host)
+    if len(values) > 1:
+        found = "; ".join(f"{value} on {len(hosts)} hosts" for value, hosts in values.items())
+        for hosts in values.values():
+            for host in hosts:
+                errors.append(
+                    IntentError(
+                        host,
+                        "gpuops_mig_strategy",
+                        f"must be the same on every GPU node (the device plugin and GFD use one); found {found}; "
+                        "set it once in group_vars/all",
+                    )
+                )
+        return None
+    return next(iter(values), None)
+
+
+def _collect_user_configs(nodes, errors):
+    """The union of every host's gpuops_mig_configs; a name defined two ways is an error."""
+    docs = {}
+    for host, intent in nodes.items():
+        if intent.get("gpuops_mig_configs") is not None:
+            doc = intent["gpuops_mig_configs"]
+            docs.setdefault(canonical_json(doc), (doc, []))[1].append(host)
+    configs, defined_by = {}, {}
+    for doc, hosts in docs.values():
+        problems = lint_mig_parted_document(doc)
+        for problem in problems:
+            errors.extend(IntentError(host, "gpuops_mig_configs", problem) for host in hosts)
+        if problems:
+            continue
+        for name, entries in doc["mig-configs"].items():
+            if name in configs and canonical_json(configs[name]) != canonical_json(entries):
+                message = (
+                    f"config {name} is defined differently on {defined_by[name]}; "
+                    "give it one definition for the whole cluster or another name"
+                )
+                errors.extend(IntentError(host, "gpuops_mig_configs", message) for host in hosts)
+                continue
+            configs[name], defined_by[name] = entries, hosts[0]
+    return configs
+
+
+def _check_count(value):
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, f"must be a whole number of GPUs per node (1 or more), got {value!r}"
+    if value < 1:
+        return None, f"must be 1 or more GPUs per node, got {value}; remove the host from gpu_nodes if it has none"
+    return value, None
+
+
+def _applies(entries, product):
+    try:
+        gpu_layout(entries, 0, product)
+    except MigLayoutError:
+        return False
+    return True
+
+
+def _mig_layouts(product, count, mig_config, mig_configs):
+    """(layouts, problems) of the node's GPUs under MIG_CONFIG."""
+    if mig_config is None:
+        return tuple(GpuLayout.of(False) for _gpu in range(count)), []
+    if product.mig is None:
+        capable = ", ".join(p.name for p in all_products() if p.mig)
+        return None, [f"{product.name} does not support MIG; remove gpuops_mig_config (MIG-capable: {capable})"]
+    if not isinstance(mig_config, str) or mig_config not in mig_configs:
+        valid = ", ".join(name for name in sorted(mig_configs) if _applies(mig_configs[name], product))
+        return None, [
+            f"undefined MIG config {mig_config!r}; valid for {product.name}: {valid} "
+            "(or define it in gpuops_mig_configs)"
+        ]
+    problems, layouts = {}, []
+    for index in range(count):
+        try:
+            enabled, devices = gpu_layout(mig_configs[mig_config], index, product)
+            if enabled:
+                plan_layout(product, devices)
+            layouts.append(GpuLayout.of(enabled, devices))
+        except MigLayoutError as error:
+            problems.setdefault(str(error), []).append(str(index))
+    messages = [f"config {mig_config}, GPU {', '.join(indexes)}: {text}" for text, indexes in problems.items()]
+    return (None if messages else tuple(layouts)), messages
+
+
+def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs):
+    """A _NodeResult, or a list of (variable, message)."""
+    problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(time_slicing)]
+    layouts, layout_problems = _mig_layouts(product, count or 0, mig_config, mig_configs)
+    problems += [("gpuops_mig_config", message) for message in layout_problems]
+    if problems or strategy is None or count is None:
+        return problems
+    try:
+        resources = physical_resources(product, layouts, strategy)
+        capacity = node_capacity(product, layouts, strategy, time_slicing)
+    except CapacityError as error:
+        return [("gpuops_mig_config", f"config {mig_config} with gpuops_mig_strategy {strategy}: {error}")]
+    problems = [
+        _split_path(message, "gpuops_time_slicing") for message in lint_time_slicing_for_node(time_slicing, resources)
+    ]
+    if problems:
+        return problems
+    doc = build_device_plugin_config(strategy, time_slicing, list(resources))
+    problems = [("gpuops_time_slicing", f"device plugin config: {p}") for p in lint_device_plugin_config(doc)]
+    return problems or _NodeResult(product, layouts, capacity, doc)
+
+
+def plan_cluster(nodes, settings=None):
+    """Plan a cluster from NODES, {host: {gpuops_* variable: value}} (absent variables left out).
+
+    SETTINGS overrides DEFAULT_SETTINGS (namespace, ConfigMap names, rke2). Returns a ClusterPlan or
+    raises IntentErrors listing every problem of every host.
+    """
+    settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    errors = []
+    if not nodes:
+        raise IntentErrors([IntentError("gpu_nodes", "inventory", "the group has no hosts; add the GPU nodes to it")])
+    strategy = _check_strategy(nodes, errors)
+    user_configs = _collect_user_configs(nodes, errors)
+
+    intents = {}
+    for host, intent in nodes.items():
+        product = find_product(intent.get("gpuops_gpu_product"))
+        if product is None:
+            value = intent.get("gpuops_gpu_product")
+            message = "is not set" if value is None else f"unknown product {value!r}"
+            errors.append(IntentError(host, "gpuops_gpu_product", f"{message}; valid: {_known_products()}"))
+        count, problem = _check_count(intent.get("gpuops_gpu_count"))
+        if problem:
+            errors.append(IntentError(host, "gpuops_gpu_count", problem))
+        # A bad count still lets the rest of the host's intent be checked.
+        if product is not None:
+            intents[host] = (product, count, intent.get("gpuops_mig_config"), intent.get("gpuops_time_slicing"))
+
+    mig_products = {product for product, *_settings in intents.values() if product.mig}
+    mig_doc = mig_parted_document(mig_products, user_configs)
+    results, cache = {}, {}
+    for host, (product, count, mig_config, time_slicing) in intents.items():
+        key = (product.name, count, canonical_json(mig_config), canonical_json(time_slicing))
+        if key not in cache:
+            cache[key] = _plan_node(product, count, mig_config, time_slicing, strategy, mig_doc["mig-configs"])
+        result = cache[key]
+        if isinstance(result, list):
+            errors.extend(IntentError(host, variable, message) for variable, message in result)
+        else:
+            results[host] = (result, mig_config)
+    if errors:
+        raise IntentErrors(errors)
+    return _assemble(results, strategy, mig_doc, settings)
+
+
+def _assemble(results, strategy, mig_doc, settings):
+    nodes, totals, data, rows, unmanaged = {}, {}, {}, [], []
+    data[DEFAULT_DEVICE_PLUGIN_CONFIG] = build_device_plugin_config(strategy, None, [])
+    for host in sorted(results):
+        result, mig_config = results[host]
+        key = device_plugin_config_key(result.device_plugin_config)
+        data[key] = result.device_plugin_config
+        labels = {**result.capacity["labels"], DEVICE_PLUGIN_CONFIG_LABEL: key}
+        if mig_config is not None:
+            labels[MIG_CONFIG_LABEL] = mig_config
+        elif result.product.mig:
+            unmanaged.append(host)
+        resources = result.capacity["resources"]
+        nodes[host] = {
+            "gpu_product": result.product.name,
+            "gpu_count": len(result.layouts),
+            "mig_config": mig_config,
+            "resources": dict(resources),
+            "labels": dict(sorted(labels.items())),
+        }
+        for name, count in resources.items():
+            totals[name] = totals.get(name, 0) + count
+        layout = describe_layout(mig_config, result.product, result.layouts)
+        rows.append((host, result.product.name, len(result.layouts), layout, resources))
+    totals = dict(sorted(totals.items()))
+    notes = []
+    if unmanaged:
+        notes.append(
+            f"{len(unmanaged)} MIG-capable hosts have no gpuops_mig_config ({', '.join(unmanaged[:_HOSTS_SHOWN])}"
+            f"{' ...' if len(unmanaged) > _HOSTS_SHOWN else ''}): the collection does not manage their MIG mode "
+            f"and the plan assumes MIG disabled, which the GPU Operator's mig-manager default (all-disabled) enforces"
+        )
+    if strategy == "none" and any(
+        layout.mig_enabled for result, _mig_config in results.values() for layout in result.layouts
+    ):
+        notes.append(
+            "gpuops_mig_strategy is none: the device plugin advertises MIG-enabled GPUs whole (nvidia.com/gpu) "
+            "and no MIG device can be requested; use single or mixed to schedule MIG devices"
+        )
+    manages_mig = any(result.product.mig for result, _mig_config in results.values())
+    return ClusterPlan(
+        capacity={"nodes": nodes, "totals": totals},
+        device_plugin_configmap=configmap(
+            settings["device_plugin_configmap"], settings["namespace"], dict(sorted(data.items()))
+        ),
+        mig_parted_config=mig_doc,
+        gpu_operator_values=gpu_operator_values(settings, strategy, manages_mig),
+        table=render_table(rows, totals, strategy),
+        notes=notes,
+    )

@@ -1,0 +1,540 @@
+"""Bring the MIG layout of a host to what a mig-parted v1 config asks for (pure Python, no Ansible).
+
+The nvidia_mig module and the boot-time restore (roles/mig, gpuops-mig-apply) both call
+:func:`reconcile` with a ``run(argv) -> (rc, stdout, stderr)`` callable. It reads the GPUs, their
+MIG modes and instances, computes per GPU what has to change, validates everything (config, layout
+placeable on the detected product, GPU not in use) before the first call that changes state, then
+changes one GPU at a time and verifies it. When a change fails half-way it puts that GPU back to the
+layout it had, or, when that fails too, reports the exact state the GPU is in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.gpuops.cluster.plugins.module_utils import _nvidia_smi as nvsmi
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import (
+    find_product,
+    find_product_by_device_id,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import (
+    MigLayoutError,
+    builtin_mig_configs,
+    gpu_layout,
+    lint_mig_parted_document,
+    plan_layout,
+)
+
+ENABLED, DISABLED = "enabled", "disabled"
+# "1c.3g.40gb": a compute instance that holds part of its GPU instance (not what -C creates).
+_PARTIAL_CI = re.compile(r"^\d+c\.")
+# The query kinds that mean "nothing there" rather than a failure (rc 6 with these messages).
+_EMPTY_KINDS = (nvsmi.ErrorKind.NOT_FOUND, nvsmi.ErrorKind.NO_MIG_DEVICES)
+
+
+class CommandFailed(Exception):
+    """One nvidia-smi call that failed; carries what a user needs to see."""
+
+    def __init__(self, argv, rc, stdout, stderr, reason):
+        super().__init__(reason)
+        self.argv, self.rc, self.stdout, self.stderr, self.reason = argv, rc, stdout, stderr, reason
+
+    def as_dict(self):
+        return {"cmd": self.argv, "rc": self.rc, "stdout": self.stdout, "stderr": self.stderr}
+
+
+class MigReconcileError(Exception):
+    """The layout was not applied. ``result`` holds what is known (GPUs before/after, commands)."""
+
+    def __init__(self, message, result=None, command=None):
+        super().__init__(message)
+        self.message, self.result, self.command = message, result or {}, command
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A GPU instance: profile and placement; ``gi_id``/CI details only for existing ones."""
+
+    profile: str
+    start: int
+    size: int
+    profile_id: int | None = None
+    gi_id: int | None = None
+    full_ci: bool = True  # exactly one compute instance that spans the whole GPU instance
+    ci_profile_ids: tuple = ()
+
+    @property
+    def key(self):
+        return (self.profile, self.start)
+
+    def describe(self):
+        described = {"profile": self.profile, "placement": f"{self.start}:{self.size}"}
+        if not self.full_ci:
+            described["compute_instances"] = len(self.ci_profile_ids)
+        return described
+
+
+@dataclass(frozen=True)
+class GpuState:
+    index: int
+    name: str
+    uuid: str
+    pci_bus_id: str
+    device_id: str | None
+    mig_current: str | None  # "enabled" | "disabled" | None (GPU without MIG)
+    mig_pending: str | None
+    instances: tuple = ()
+
+    def layout(self):
+        """Mode and instances, comparable and printable."""
+        return {
+            "mig_enabled": self.mig_current == ENABLED,
+            "mig_pending": self.mig_pending if self.mig_pending != self.mig_current else None,
+            "instances": [i.describe() for i in sorted(self.instances, key=lambda i: i.start)],
+        }
+
+
+@dataclass
+class GpuPlan:
+    gpu: GpuState
+    product: object = None  # catalog Product, None when unknown
+    wanted_enabled: bool | None = None  # None: no config entry selects this GPU, leave it alone
+    wanted: tuple = ()  # PlacedInstance, in the planner's creation order
+    destroy: tuple = ()  # Instance
+    create: tuple = ()  # PlacedInstance
+    set_mode: bool | None = None
+    awaiting_reset: bool = False  # the wanted mode is pending already: only a reset/reboot helps
+    note: str = ""
+
+    @property
+    def changes(self):
+        return bool(self.destroy or self.create or self.set_mode is not None)
+
+    def after(self):
+        if self.wanted_enabled is None:
+            return self.gpu.layout()
+        instances = [{"profile": p.profile.name, "placement": f"{p.start}:{p.size}"} for p in self.wanted]
+        return {
+            "mig_enabled": self.wanted_enabled,
+            "mig_pending": None,
+            "instances": sorted(instances, key=lambda i: int(i["placement"].split(":")[0])),
+        }
+
+
+@dataclass
+class Outcome:
+    """What happened on the host, returned to the module and the boot-time restore."""
+
+    changed: bool = False
+    gpus: list = field(default_factory=list)
+    commands: list = field(default_factory=list)
+    planned_commands: list = field(default_factory=list)
+    pending_gpus: list = field(default_factory=list)
+    busy_processes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {
+            "changed": self.changed,
+            "gpus": self.gpus,
+            "commands": self.commands,
+            "planned_commands": self.planned_commands,
+            "reboot_required": bool(self.pending_gpus),
+            "pending_gpus": self.pending_gpus,
+            "busy_processes": self.busy_processes,
+            "warnings": self.warnings,
+        }
+
+
+# ---------------------------------------------------------------- running nvidia-smi
+
+
+class NvidiaSmi:
+    """Runs nvidia-smi through ``run`` and records every call (argv, rc, whether it changes state)."""
+
+    def __init__(self, binary, run):
+        self.binary, self._run, self.calls = binary, run, []
+
+    def _call(self, args, changes_state):
+        argv = [self.binary, *args]
+        rc, stdout, stderr = self._run(argv)
+        self.calls.append({"cmd": argv, "rc": rc, "changes_state": changes_state})
+        return argv, rc, stdout or "", stderr or ""
+
+    def query(self, args, allow_empty=False):
+        argv, rc, stdout, stderr = self._call(args, False)
+        if rc == 0:
+            return stdout
+        problem = nvsmi.classify_error(rc, stdout, stderr)
+        if allow_empty and problem is not None and problem.kind in _EMPTY_KINDS:
+            return ""
+        reason = problem.message if problem else f"exit status {rc}"
+        raise CommandFailed(argv, rc, stdout, stderr, reason)
+
+    def change(self, args):
+        """Run a state-changing call; CommandFailed unless nvidia-smi reports success for all of it."""
+        argv, rc, stdout, stderr = self._call(args, True)
+        problem = nvsmi.classify_error(rc, stdout, stderr)
+        failures = nvsmi.parse_mig_change(stdout).failures
+        if rc != 0 or failures or (problem and problem.kind != nvsmi.ErrorKind.PENDING_MIG_MODE):
+            reason = problem.message if problem else f"exit status {rc}"
+            raise CommandFailed(argv, rc, stdout, stderr, reason)
+        return stdout
+
+
+# ---------------------------------------------------------------- reading the state
+
+
+def _instances_by_gpu(lgi_text, lci_text):
+    cis = {}
+    for ci in nvsmi.parse_compute_instances(lci_text):
+        cis.setdefault((ci.gpu, ci.gpu_instance_id), []).append(ci)
+    by_gpu = {}
+    for gi in nvsmi.parse_gpu_instances(lgi_text):
+        children = cis.get((gi.gpu, gi.instance_id), [])
+        full = len(children) == 1 and not _PARTIAL_CI.match(children[0].profile_name)
+        by_gpu.setdefault(gi.gpu, []).append(
+            Instance(
+                profile=gi.profile_name,
+                start=gi.placement_start,
+                size=gi.placement_size,
+                profile_id=gi.profile_id,
+                gi_id=gi.instance_id,
+                full_ci=full,
+                ci_profile_ids=tuple(c.profile_id for c in children),
+            )
+        )
+    return by_gpu
+
+
+def read_state(smi, only_gpu=None):
+    """GpuState of every GPU (or of ``only_gpu``): --query-gpu, then mig -lgi/-lci where MIG is on."""
+    rows = nvsmi.parse_query_gpu(smi.query(nvsmi.query_gpu_args()))
+    if only_gpu is not None:
+        rows = [row for row in rows if row.index == only_gpu]
+    instances = {}
+    if any(row.mig_mode_current == ENABLED for row in rows):
+        lgi = smi.query(nvsmi.list_gpu_instances_args(only_gpu), allow_empty=True)
+        lci = smi.query(nvsmi.list_compute_instances_args(only_gpu), allow_empty=True) if lgi.strip() else ""
+        instances = _instances_by_gpu(lgi, lci)
+    return [
+        GpuState(
+            index=row.index,
+            name=row.name,
+            uuid=row.uuid,
+            pci_bus_id=row.pci_bus_id,
+            device_id=row.pci_device_id,
+            mig_current=row.mig_mode_current,
+            mig_pending=row.mig_mode_pending,
+            instances=tuple(instances.get(row.index, ())),
+        )
+        for row in rows
+    ]
+
+
+def busy_processes(smi, gpus):
+    """Compute processes on the given GPUs: [{gpu, pid, name}] (from --query-compute-apps)."""
+    by_uuid = {gpu.uuid: gpu.index for gpu in gpus}
+    processes = nvsmi.parse_query_compute_apps(smi.query(nvsmi.query_compute_apps_args()))
+    return [
+        {"gpu": by_uuid[p.gpu_uuid], "pid": p.pid, "name": p.process_name} for p in processes if p.gpu_uuid in by_uuid
+    ]
+
+
+# ---------------------------------------------------------------- what is wanted
+
+
+def config_entries(document, config_name, product):
+    """The entries of ``config_name``: the user's document first, else the built-in configs of the product."""
+    user_configs = (document or {}).get("mig-configs") or {}
+    if config_name in user_configs:
+        return user_configs[config_name]
+    builtin = builtin_mig_configs(product) if product else {}
+    if config_name in builtin:
+        return builtin[config_name]
+    names = sorted(set(user_configs) | set(builtin))
+    where = product.name if product else "this GPU"
+    raise MigLayoutError(f"config {config_name!r} is not defined for {where}; valid: {', '.join(names)}")
+
+
+def _selected(entries, index, product):
+    """True when at least one entry selects the GPU (mig-parted leaves unselected GPUs alone)."""
+    for entry in entries:
+        try:
+            gpu_layout([entry], index, product)
+            return True
+        except MigLayoutError:
+            continue
+    return False
+
+
+def _match(current, wanted):
+    """Split into (keep, destroy, create): current instances with a full CI at a wanted placement stay."""
+    remaining = list(wanted)
+    keep, destroy = [], []
+    for instance in current:
+        twin = next((p for p in remaining if (p.profile.name, p.start) == instance.key), None)
+        if twin is not None and instance.full_ci:
+            remaining.remove(twin)
+            keep.append(instance)
+        else:
+            destroy.append(instance)
+    return tuple(keep), tuple(destroy), tuple(remaining)
+
+
+def _mode_step(gpu, want):
+    """(set_mode, awaiting_reset) to reach MIG mode ``want``, from the current and pending modes."""
+    if gpu.mig_current == want:
+        return (None if gpu.mig_pending in (want, None) else want == ENABLED), False
+    if gpu.mig_pending == want:
+        return None, True
+    return want == ENABLED, False
+
+
+def plan_gpu(gpu, document, config_name):
+    """GpuPlan for one GPU; MigLayoutError (message naming the GPU) when the config cannot apply."""
+    product = find_product(gpu.name) or (find_product_by_device_id(gpu.device_id) if gpu.device_id else None)
+    plan = GpuPlan(gpu=gpu, product=product)
+    label = f"GPU {gpu.index} ({gpu.name})"
+    if product is None:
+        if gpu.mig_current is None:
+            plan.note = f"{label} is not in the GPU catalog and has no MIG mode: left alone"
+            return plan
+        raise MigLayoutError(f"{label} is not in the GPU catalog; valid: a product listed in docs/gpu-catalog.md")
+    try:
+        entries = config_entries(document, config_name, product)
+        if not _selected(entries, gpu.index, product):
+            plan.note = f"{label}: no entry of config {config_name} selects it: left alone"
+            return plan
+        enabled, devices = gpu_layout(entries, gpu.index, product)
+        if enabled and gpu.mig_current is None:
+            raise MigLayoutError(f"nvidia-smi reports no MIG mode; valid: mig-enabled false for {product.name}")
+        wanted = plan_layout(product, devices) if enabled else ()
+    except MigLayoutError as exc:
+        raise MigLayoutError(f"{label}: {exc}") from exc
+    plan.wanted_enabled, plan.wanted = enabled, wanted
+    if gpu.mig_current is None:
+        return plan
+    plan.set_mode, plan.awaiting_reset = _mode_step(gpu, ENABLED if enabled else DISABLED)
+    if enabled:
+        plan.destroy, plan.create = _match(gpu.instances, wanted)[1:]
+        if plan.awaiting_reset:
+            plan.create = ()  # instances can only be created once the pending mode is effective
+    else:
+        plan.destroy = gpu.instances
+    return plan
+
+
+def plan_all(gpus, document, config_name):
+    """GpuPlans for every GPU, or one MigLayoutError listing every GPU's problem."""
+    if document:
+        errors = lint_mig_parted_document(document)
+        if errors:
+            raise MigLayoutError("the MIG config document is not valid mig-parted v1: " + "; ".join(errors))
+    plans, errors = [], []
+    for gpu in gpus:
+        try:
+            plans.append(plan_gpu(gpu, document, config_name))
+        except MigLayoutError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise MigLayoutError("; ".join(errors))
+    return plans
+
+
+# ---------------------------------------------------------------- the calls that change state
+
+
+def destroy_args(gpu_index, instances, all_instances):
+    """-dci/-dgi argv lists: two calls when every instance goes, else one -dci per GI and one -dgi."""
+    if not instances:
+        return []
+    with_cis = [i for i in instances if i.ci_profile_ids]
+    if len(instances) == len(all_instances):
+        dci = [nvsmi.destroy_compute_instances_args(gpu_index)] if with_cis else []
+        return [*dci, nvsmi.destroy_gpu_instances_args(gpu_index)]
+    dci = [nvsmi.destroy_compute_instances_args(gpu_index, i.gi_id) for i in with_cis]
+    return [*dci, nvsmi.destroy_gpu_instances_args(gpu_index, [i.gi_id for i in instances])]
+
+
+def create_args(gpu_index, placed):
+    """One -cgi call with explicit placements in the planner's order, -C for the default CIs."""
+    if not placed:
+        return []
+    return [nvsmi.create_gpu_instances_args(gpu_index, [(p.profile.profile_id, p.start) for p in placed])]
+
+
+def create_compute_instances_args(gpu_index, gi_id, ci_profile_ids):
+    """``mig -i N -gi G -cci P,...``: compute instances by profile id in one GPU instance."""
+    return ["mig", "-i", str(gpu_index), "-gi", str(gi_id), "-cci", ",".join(str(p) for p in ci_profile_ids)]
+
+
+def planned_commands(plan):
+    """The state-changing argv lists a plan runs, for check mode (binary not included)."""
+    commands = destroy_args(plan.gpu.index, plan.destroy, plan.gpu.instances)
+    if plan.set_mode is not None:
+        commands.append(nvsmi.set_mig_mode_args(plan.gpu.index, plan.set_mode))
+    return commands + create_args(plan.gpu.index, plan.create)
+
+
+def _same_layout(state, plan):
+    if plan.wanted_enabled is None:
+        return True
+    want = ENABLED if plan.wanted_enabled else DISABLED
+    if state.mig_current != want:
+        return False
+    current = sorted((i.key, i.full_ci) for i in state.instances)
+    return current == sorted(((p.profile.name, p.start), True) for p in plan.wanted)
+
+
+def apply_plan(smi, plan):
+    """Run one GPU's plan and verify it. Returns (GpuState after, pending). CommandFailed on failure."""
+    index = plan.gpu.index
+    for args in destroy_args(index, plan.destroy, plan.gpu.instances):
+        smi.change(args)
+    if plan.set_mode is not None:
+        smi.change(nvsmi.set_mig_mode_args(index, plan.set_mode))
+        (now,) = read_state(smi, index)
+        if now.mig_current != (ENABLED if plan.set_mode else DISABLED):
+            return now, True
+    if plan.awaiting_reset:
+        (now,) = read_state(smi, index)
+        return now, True
+    for args in create_args(index, plan.create):
+        smi.change(args)
+    (now,) = read_state(smi, index)
+    if not _same_layout(now, plan):
+        raise CommandFailed([], 0, "", "", f"GPU {index} does not have the wanted layout afterwards: {now.layout()}")
+    return now, False
+
+
+def _restore(smi, previous):
+    """Put one GPU back to ``previous`` (GpuState recorded before any change)."""
+    (now,) = read_state(smi, previous.index)
+    wanted_keys = [(i.key, i.full_ci) for i in previous.instances]
+    extra = [i for i in now.instances if (i.key, i.full_ci) not in wanted_keys]
+    for args in destroy_args(previous.index, extra, now.instances):
+        smi.change(args)
+    if now.mig_current != previous.mig_current and previous.mig_current is not None:
+        smi.change(nvsmi.set_mig_mode_args(previous.index, previous.mig_current == ENABLED))
+        (now,) = read_state(smi, previous.index)
+    if now.mig_current != ENABLED:
+        return
+    present = [(i.key, i.full_ci) for i in now.instances]
+    missing = [i for i in previous.instances if (i.key, i.full_ci) not in present]
+    full = [i for i in missing if i.full_ci]
+    if full:
+        smi.change(nvsmi.create_gpu_instances_args(previous.index, [(i.profile_id, i.start) for i in full]))
+    for instance in (i for i in missing if not i.full_ci):
+        out = smi.change(
+            nvsmi.create_gpu_instances_args(previous.index, [(instance.profile_id, instance.start)], False)
+        )
+        created = nvsmi.parse_mig_change(out).created_gpu_instances
+        if created and instance.ci_profile_ids:
+            smi.change(create_compute_instances_args(previous.index, created[0].instance_id, instance.ci_profile_ids))
+
+
+def _rollback(smi, previous):
+    """(rolled_back, state now or None, problem text): restore and check the result."""
+    try:
+        _restore(smi, previous)
+        (now,) = read_state(smi, previous.index)
+    except CommandFailed as exc:
+        try:
+            (now,) = read_state(smi, previous.index)
+        except CommandFailed:
+            return False, None, f"restoring failed ({exc.reason}) and the GPU can no longer be read"
+        return False, now, f"restoring failed: {' '.join(exc.argv)}: {exc.reason}"
+    same = now.layout() == previous.layout()
+    return same, now, "" if same else "restoring did not bring the previous layout back"
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def _gpu_report(plan, after=None, pending=False):
+    return {
+        "index": plan.gpu.index,
+        "name": plan.gpu.name,
+        "uuid": plan.gpu.uuid,
+        "product": plan.product.name if plan.product else None,
+        "managed": plan.wanted_enabled is not None,
+        "changed": plan.changes,
+        "pending": pending or plan.awaiting_reset,
+        "before": plan.gpu.layout(),
+        "after": after.layout() if after is not None else plan.after(),
+        "note": plan.note,
+    }
+
+
+def _busy_text(outcome):
+    return ", ".join(f"GPU {b['gpu']}: pid {b['pid']} {b['name']}" for b in outcome.busy_processes)
+
+
+def reconcile(run, binary, document, config_name, check_mode=False):
+    """Read, validate, then change the GPUs that differ from the config. Returns Outcome.as_dict().
+
+    Raises MigReconcileError before any change for a bad config, an impossible layout or a busy
+    GPU, and after a failed change with the GPU rolled back or its exact state reported.
+    """
+    smi = NvidiaSmi(binary, run)
+    outcome = Outcome(commands=smi.calls)
+    try:
+        gpus = read_state(smi)
+    except CommandFailed as exc:
+        raise MigReconcileError(f"reading the GPUs failed: {exc.reason}", outcome.as_dict(), exc.as_dict()) from exc
+    try:
+        plans = plan_all(gpus, document, config_name)
+    except MigLayoutError as exc:
+        raise MigReconcileError(f"nothing was changed: {exc}", outcome.as_dict()) from exc
+    outcome.warnings += [p.note for p in plans if p.note]
+    changing = [p for p in plans if p.changes]
+    outcome.pending_gpus = [p.gpu.index for p in plans if p.awaiting_reset and not p.changes]
+    if changing:
+        try:
+            outcome.busy_processes = busy_processes(smi, [p.gpu for p in changing])
+        except CommandFailed as exc:
+            raise MigReconcileError(
+                f"listing GPU processes failed: {exc.reason}", outcome.as_dict(), exc.as_dict()
+            ) from exc
+    outcome.gpus = [_gpu_report(p) for p in plans]
+    outcome.planned_commands = [[binary, *args] for p in changing for args in planned_commands(p)]
+    if check_mode:
+        outcome.changed = bool(changing)
+        if outcome.busy_processes:
+            outcome.warnings.append(f"GPUs in use; a real run fails unless they are freed first: {_busy_text(outcome)}")
+        return outcome.as_dict()
+    if outcome.busy_processes:
+        raise MigReconcileError(
+            f"GPUs in use, nothing was changed: {_busy_text(outcome)}; stop these processes (or the services that "
+            "run them) and run again",
+            outcome.as_dict(),
+        )
+    for position, plan in enumerate(plans):
+        if not plan.changes:
+            continue
+        try:
+            after, pending = apply_plan(smi, plan)
+        except CommandFailed as exc:
+            outcome.changed = True
+            rolled_back, now, problem = _rollback(smi, plan.gpu)
+            report = _gpu_report(plan, now)
+            report["rolled_back"] = rolled_back
+            outcome.gpus[position] = report
+            state = (
+                "it was put back to its previous layout"
+                if rolled_back
+                else (f"{problem}; it is now in this state: {now.layout() if now else 'unknown'}")
+            )
+            command = f"`{' '.join(exc.argv)}` (rc {exc.rc}): " if exc.argv else ""
+            raise MigReconcileError(
+                f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}; {state}",
+                outcome.as_dict(),
+                exc.as_dict(),
+            ) from exc
+        outcome.changed = True
+        outcome.gpus[position] = _gpu_report(plan, after, pending)
+        if pending:
+            outcome.pending_gpus.append(plan.gpu.index)
+    return outcome.as_dict()

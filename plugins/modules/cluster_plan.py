@@ -1,0 +1,142 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Documentation of the gpuops.cluster.cluster_plan action (the code is plugins/action/cluster_plan.py)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cluster_plan
+short_description: Validate the GPU intent of an inventory and write the cluster plan
+version_added: 0.1.0
+description:
+  - Reads the intent of every host of a group (C(gpuops_gpu_product), C(gpuops_gpu_count),
+    C(gpuops_mig_strategy), C(gpuops_mig_config), C(gpuops_mig_configs), C(gpuops_time_slicing)),
+    checks it against the GPU catalog, the MIG placement rules and the device plugin's rules, and
+    computes what every node will advertise to Kubernetes.
+  - Runs on the controller only; no host is contacted. The work is done once per distinct intent.
+  - When any intent is invalid the task fails with one line per problem, naming the hosts, the
+    variable, what is wrong and what would be valid, and writes nothing.
+  - Otherwise it writes, into O(dest), C(capacity.json), C(device-plugin-configmap.yaml),
+    C(mig-parted-config.yaml), C(gpu-operator-values.yaml) and C(plan.txt). A file is only
+    rewritten when its content changes.
+  - See C(docs/plan.md) in the collection for every variable, output and error.
+author:
+  - gpuops.cluster maintainers (@gpuops)
+options:
+  dest:
+    description: Directory the plan files are written to; created when missing.
+    type: path
+    required: true
+  group:
+    description: Inventory group whose hosts are the GPU nodes.
+    type: str
+    default: gpu_nodes
+  namespace:
+    description: Namespace of the GPU Operator, written into the device-plugin ConfigMap.
+    type: str
+    default: gpu-operator
+  device_plugin_configmap:
+    description: Name of the device-plugin ConfigMap, also written into the GPU Operator values.
+    type: str
+    default: gpuops-device-plugin-config
+  mig_configmap:
+    description:
+      - Name of the ConfigMap holding the mig-parted config (key C(config.yaml)), written into the
+        GPU Operator values.
+    type: str
+    default: gpuops-mig-parted-config
+  rke2:
+    description:
+      - Whether the cluster is RKE2, which points the GPU Operator at RKE2's containerd socket.
+      - Default is true when the inventory has hosts in C(rke2_servers) or C(rke2_agents).
+    type: bool
+attributes:
+  action:
+    support: full
+    description: The plan is computed by an action plugin on the controller.
+  async:
+    support: none
+    description: The action plugin runs on the controller and does not support C(async).
+  check_mode:
+    support: full
+    description: Computes and validates the plan, reports which files would change, writes nothing.
+  diff_mode:
+    support: full
+    description: Shows the change of every plan file.
+  idempotent:
+    support: full
+    description: A second run with the same inventory rewrites no file and reports no change.
+  platform:
+    support: full
+    platforms: all
+    description: Runs on the controller only; the platform of the GPU nodes does not matter.
+notes:
+  - A MIG-capable host without C(gpuops_mig_config) is planned with MIG disabled; the collection does
+    not manage its MIG mode, and the GPU Operator's mig-manager default (C(all-disabled)) applies.
+seealso:
+  - name: The cluster plan
+    description: docs/plan.md in the collection.
+    link: https://github.com/gpuops/cluster/blob/main/docs/plan.md
+"""
+
+EXAMPLES = r"""
+- name: Plan the GPU cluster
+  gpuops.cluster.cluster_plan:
+    dest: "{{ playbook_dir }}/../.plan"
+  register: gpuops_plan
+
+- name: Show what every node will advertise
+  ansible.builtin.debug:
+    msg: "{{ gpuops_plan.table }}"
+"""
+
+RETURN = r"""
+dest:
+  description: Directory of the plan files.
+  returned: success
+  type: str
+  sample: /srv/cluster/.plan
+files:
+  description: Paths of every plan file.
+  returned: success
+  type: list
+  elements: str
+changed_files:
+  description: Paths of the plan files that were (or in check mode would be) rewritten.
+  returned: success
+  type: list
+  elements: str
+capacity:
+  description: Content of capacity.json.
+  returned: success
+  type: dict
+  contains:
+    nodes:
+      description: Per host, C(gpu_product), C(gpu_count), C(mig_config), C(resources) and C(labels).
+      type: dict
+    totals:
+      description: Sum of every advertised resource over the cluster.
+      type: dict
+      sample: {"nvidia.com/gpu": 16, "nvidia.com/mig-1g.10gb": 56}
+table:
+  description: The plan as a plain-text table, one line per node, then the totals.
+  returned: success
+  type: str
+errors:
+  description: Every problem found, when the intent is invalid.
+  returned: failure
+  type: list
+  elements: dict
+  contains:
+    host:
+      description: Inventory host name.
+      type: str
+    variable:
+      description: Variable (or key path inside it) at fault.
+      type: str
+    message:
+      description: What is wrong and what would be valid.
+      type: str
+"""

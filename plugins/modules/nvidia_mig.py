@@ -1,0 +1,258 @@
+#!/usr/bin/python
+# Copyright: gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia_mig: declarative MIG layout of the NVIDIA GPUs of a host."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nvidia_mig
+short_description: Apply a declarative MIG layout (mig-parted v1 config) to the GPUs of a host
+version_added: 0.1.0
+description:
+  - Brings the MIG mode and the GPU and compute instances of every GPU to what one named config
+    of a mig-parted v1 document asks for (the format NVIDIA mig-parted and the GPU Operator's
+    mig-manager read), C(devices) and C(device-filter) included. GPUs that no entry selects are
+    left alone.
+  - Config names built into the collection for the detected product (C(all-disabled),
+    C(all-enabled), C(all-1g.10gb), ..., C(all-balanced)) work without a document; a config of
+    the same name in O(config) or O(config_file) overrides the built-in one.
+  - A GPU is converged when its MIG mode is the wanted one and it has the wanted profiles at the
+    planned placements, each with one compute instance spanning it. Then nothing but queries run.
+  - Otherwise, after validating everything (document, layout placeable on the detected product,
+    no compute process on a GPU that changes), it removes the instances that are not wanted, sets
+    the MIG mode, and creates the missing instances with C(nvidia-smi mig -cgi PROFILE:START,... -C)
+    at placements the planner proved valid, one GPU at a time, and verifies each GPU afterwards.
+  - When a change fails half-way, the GPU is put back to the layout it had; when that fails too,
+    the module reports the exact state the GPU is in. Errors carry the command, rc, stdout and stderr.
+  - The module does not stop services. Free the GPUs first (the C(gpuops.cluster.mig) role drains
+    the node and stops the GPU clients).
+author:
+  - gpuops.cluster maintainers (@gpuops)
+options:
+  config_name:
+    description:
+      - Name of the config under C(mig-configs) to apply, or the name of a built-in config.
+    type: str
+    required: true
+  config:
+    description:
+      - "A whole mig-parted v1 document, C({version: v1, mig-configs: {NAME: [entries]}})."
+      - Mutually exclusive with O(config_file).
+    type: dict
+  config_file:
+    description:
+      - Path on the managed host of a mig-parted v1 document in YAML or JSON.
+      - Mutually exclusive with O(config).
+    type: path
+  nvidia_smi_path:
+    description:
+      - Path of C(nvidia-smi); searched in C(PATH) when not given.
+    type: path
+attributes:
+  check_mode:
+    support: full
+    description: Runs the queries only and returns the planned commands and the layout before and after.
+  diff_mode:
+    support: full
+    description: Before and after per GPU (MIG mode and instances with placements).
+  idempotent:
+    support: full
+    description: A second run with the same config only queries nvidia-smi.
+  platform:
+    support: full
+    platforms: posix
+    description: Linux hosts with the NVIDIA driver and MIG-capable GPUs.
+notes:
+  - MIG instances do not survive a reboot; the C(gpuops.cluster.mig) role installs a unit that
+    re-creates them at boot with the same code.
+  - When a MIG mode change stays pending (a GPU reset or a reboot is needed, for example with GPU
+    passthrough), the module returns RV(reboot_required=true) and RV(pending_gpus) with a warning and
+    does not create the instances of those GPUs; run it again after the reboot.
+  - In check mode, compute processes on GPUs that would change are reported in RV(busy_processes) and
+    as a warning; a real run fails on them before changing anything.
+seealso:
+  - name: mig-parted config format
+    description: The mig-parted v1 config file this module reads.
+    link: https://github.com/NVIDIA/mig-parted
+"""
+
+EXAMPLES = r"""
+- name: Seven 1g.10gb instances on every A100 80GB (built-in config, no document needed)
+  gpuops.cluster.nvidia_mig:
+    config_name: all-1g.10gb
+
+- name: A mixed layout from an inline mig-parted document
+  gpuops.cluster.nvidia_mig:
+    config_name: mixed
+    config:
+      version: v1
+      mig-configs:
+        mixed:
+          - devices: [0]
+            mig-enabled: true
+            mig-devices: {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
+          - devices: [1]
+            mig-enabled: false
+  register: mig
+
+- name: The same from a file the GPU Operator's mig-manager could read too
+  gpuops.cluster.nvidia_mig:
+    config_file: /etc/gpuops/mig-config.json
+    config_name: mixed
+
+- name: Reboot when a MIG mode change waits for it
+  ansible.builtin.reboot:
+  when: mig.reboot_required
+"""
+
+RETURN = r"""
+config_name:
+  description: The config applied.
+  returned: always
+  type: str
+  sample: mixed
+gpus:
+  description: One entry per GPU with its layout before and after.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    index: {description: nvidia-smi GPU index., type: int, returned: always, sample: 0}
+    name: {description: Product name from nvidia-smi., type: str, returned: always, sample: NVIDIA A100-SXM4-80GB}
+    uuid: {description: GPU UUID., type: str, returned: always, sample: GPU-513536b6-7d19-9063-b049-1e69664bb298}
+    product: {description: Catalog product or null., type: str, returned: always, sample: NVIDIA A100-SXM4-80GB}
+    managed: {description: Whether an entry of the config selects this GPU., type: bool, returned: always, sample: true}
+    changed: {description: Whether the GPU needed (or in check mode needs) a change., type: bool, returned: always}
+    pending: {description: Whether a MIG mode change waits for a reset or reboot., type: bool, returned: always}
+    before:
+      description: MIG mode, pending mode (null when none) and instances before the run.
+      type: dict
+      returned: always
+      sample: {mig_enabled: false, mig_pending: null, instances: []}
+    after:
+      description: The same after the run (in check mode, the wanted layout).
+      type: dict
+      returned: always
+      sample:
+        mig_enabled: true
+        mig_pending: null
+        instances:
+          - {profile: 3g.40gb, placement: "0:4"}
+          - {profile: 2g.20gb, placement: "4:2"}
+          - {profile: 1g.10gb, placement: "6:1"}
+    note:
+      description: Why a GPU was left alone; empty when it is managed.
+      type: str
+      returned: always
+    rolled_back:
+      description: After a failed change, whether the GPU was put back to its previous layout.
+      type: bool
+      returned: on failure
+commands:
+  description: Every nvidia-smi call made, with its rc and whether it changes state.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{cmd: [/usr/bin/nvidia-smi, "--query-gpu=index,uuid,name", "--format=csv,noheader,nounits"], rc: 0,
+            changes_state: false}]
+planned_commands:
+  description: The state-changing nvidia-smi calls the plan needs (run, unless in check mode).
+  returned: always
+  type: list
+  elements: list
+  sample: [[/usr/bin/nvidia-smi, mig, "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"]]
+reboot_required:
+  description: True when a MIG mode change is pending until a GPU reset or a reboot.
+  returned: always
+  type: bool
+  sample: false
+pending_gpus:
+  description: Indexes of the GPUs whose MIG mode change is pending.
+  returned: always
+  type: list
+  elements: int
+  sample: []
+busy_processes:
+  description: Compute processes on GPUs that need a change (pid, name, GPU index).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{gpu: 0, pid: 5762, name: python3}]
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.yaml import HAS_YAML, yaml_load
+from ansible_collections.gpuops.cluster.plugins.module_utils._mig_reconcile import MigReconcileError, reconcile
+
+
+def read_document(module):
+    """The mig-parted document from O(config) or O(config_file), or None (built-in configs only)."""
+    if module.params["config"] is not None:
+        return module.params["config"]
+    path = module.params["config_file"]
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        module.fail_json(msg=f"config_file {path} cannot be read: {exc}")
+    try:
+        return json.loads(text)
+    except ValueError:
+        if not HAS_YAML:
+            module.fail_json(msg=f"config_file {path} is not JSON and PyYAML is not installed to read YAML")
+    try:
+        return yaml_load(text)
+    except Exception as exc:  # any YAML error is the user's file: report it as such
+        module.fail_json(msg=f"config_file {path} is neither JSON nor YAML: {exc}")
+
+
+def diff_of(gpus):
+    return {
+        "before": {f"gpu {g['index']}": g["before"] for g in gpus},
+        "after": {f"gpu {g['index']}": g["after"] for g in gpus},
+    }
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "config_name": {"type": "str", "required": True},
+            "config": {"type": "dict"},
+            "config_file": {"type": "path"},
+            "nvidia_smi_path": {"type": "path"},
+        },
+        mutually_exclusive=[("config", "config_file")],
+        supports_check_mode=True,
+    )
+    binary = module.params["nvidia_smi_path"] or module.get_bin_path("nvidia-smi", required=True)
+    document = read_document(module)
+    name = module.params["config_name"]
+
+    def run(argv):
+        return module.run_command(argv)
+
+    try:
+        result = reconcile(run, binary, document, name, check_mode=module.check_mode)
+    except MigReconcileError as exc:
+        details = {key: value for key, value in exc.result.items() if key != "warnings"}
+        module.fail_json(msg=exc.message, config_name=name, **details, **(exc.command or {}))
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    if result["reboot_required"]:
+        module.warn(
+            f"MIG mode change pending on GPUs {result['pending_gpus']}: a GPU reset or a reboot is required "
+            "before their instances can be created; run again afterwards"
+        )
+    if module._diff:
+        result["diff"] = diff_of(result["gpus"])
+    module.exit_json(config_name=name, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Re-create the MIG layout with the same code as the gpuops.cluster.nvidia_mig module.
+
+Installed by the gpuops.cluster.mig role beside its copy of the collection's module_utils and run
+at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py --config-file F --config-name N). Exit status:
+0 layout in place, 1 not applied (the reason is printed), 2 a MIG mode change waits for a GPU
+reset or a reboot.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(argv):
+    completed = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+def describe(layout):
+    if not layout["mig_enabled"]:
+        return "MIG disabled"
+    instances = ", ".join(f"{i['profile']} at {i['placement']}" for i in layout["instances"])
+    return "MIG enabled: " + (instances or "no instances")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config-file", required=True, help="mig-parted v1 document (JSON)")
+    parser.add_argument("--config-name", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--lib-dir", default=here, help="folder holding ansible_collections/")
+    parser.add_argument("--check", action="store_true", help="print the plan, change nothing")
+    args = parser.parse_args()
+    # The role copies the collection's module_utils there: the very files nvidia_mig runs.
+    sys.path.insert(0, args.lib_dir)
+    engine = importlib.import_module("ansible_collections.gpuops.cluster.plugins.module_utils._mig_reconcile")
+    binary = shutil.which("nvidia-smi")
+    if binary is None:
+        print("nvidia-smi not found in PATH: the MIG layout cannot be restored", file=sys.stderr)
+        return 1
+    with open(args.config_file, encoding="utf-8") as handle:
+        document = json.load(handle) or None
+    try:
+        result = engine.reconcile(run, binary, document, args.config_name, check_mode=args.check)
+    except engine.MigReconcileError as exc:
+        print(f"MIG layout {args.config_name} not applied: {exc.message}", file=sys.stderr)
+        if exc.command:
+            print(json.dumps(exc.command, indent=2), file=sys.stderr)
+        return 1
+    for gpu in result["gpus"]:
+        state = "changed" if gpu["changed"] else "unchanged"
+        print(f"GPU {gpu['index']} ({gpu['name']}): {describe(gpu['after'])} [{state}]")
+    for warning in result["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    changing = [c for c in result["commands"] if c.get("changes_state")]
+    print(f"{len(result['commands'])} nvidia-smi calls, {len(changing)} of them changed state")
+    if result["reboot_required"]:
+        print(f"MIG mode change pending on GPUs {result['pending_gpus']}: reset or reboot required", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

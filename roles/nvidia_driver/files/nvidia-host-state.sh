@@ -1,0 +1,33 @@
+#!/bin/sh
+# Prints, as JSON, what the nvidia_driver role needs to know about the host and changes nothing:
+# NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules.
+set -u
+
+gpus=""
+nvswitches=0
+for dev in /sys/bus/pci/devices/*; do
+  [ -r "$dev/vendor" ] || continue
+  [ "$(cat "$dev/vendor")" = "0x10de" ] || continue
+  class="$(cat "$dev/class")"
+  case "$class" in
+    0x0300*|0x0302*)
+      gpus="${gpus}${gpus:+,}{\"address\": \"${dev##*/}\", \"device_id\": \"$(cat "$dev/device")\"}" ;;
+    0x0680*)
+      nvswitches=$((nvswitches + 1)) ;;
+  esac
+done
+
+# The SecureBoot EFI variable: 4 bytes of attributes, then 1 when Secure Boot is on.
+secure_boot=false
+for var in /sys/firmware/efi/efivars/SecureBoot-*; do
+  [ -r "$var" ] || continue
+  [ "$(od -An -t u1 -j 4 -N 1 "$var" | tr -d ' ')" = "1" ] && secure_boot=true
+done
+
+loaded_version=""
+[ -r /sys/module/nvidia/version ] && loaded_version="$(cat /sys/module/nvidia/version)"
+nouveau_loaded=false
+[ -d /sys/module/nouveau ] && nouveau_loaded=true
+
+printf '{"gpus": [%s], "nvswitch_count": %s, "secure_boot": %s, "loaded_module_version": "%s", "nouveau_loaded": %s}\n' \
+  "$gpus" "$nvswitches" "$secure_boot" "$loaded_version" "$nouveau_loaded"

@@ -1,0 +1,78 @@
+"""Time playbooks/plan.yml on generated inventories of 10 and 1000 GPU nodes (a benchmark, not a test).
+
+Run from the repository root (make bench). Prints both times and their ratio; the plan is meant
+to be linear in nodes, with a ratio of at most 3 and under 30 s for 1000 nodes.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PLAYBOOK = REPO / "playbooks" / "plan.yml"
+SIZES = (10, 1000)
+# Three GPU models in equal parts, as in inventories/example.
+MODELS = {
+    "gpu_a100_80gb": "gpuops_gpu_product: NVIDIA A100-SXM4-80GB\ngpuops_gpu_count: 8\n"
+    "gpuops_mig_config: all-balanced\n",
+    "gpu_h100": "gpuops_gpu_product: NVIDIA H100 80GB HBM3\ngpuops_gpu_count: 8\ngpuops_mig_config: all-1g.10gb\n",
+    "gpu_l4": "gpuops_gpu_product: NVIDIA L4\ngpuops_gpu_count: 4\ngpuops_time_slicing:\n  replicas: 4\n",
+}
+
+
+def write_inventory(folder, nodes):
+    lines = [
+        "all:",
+        "  children:",
+        "    rke2_servers:",
+        "      hosts:",
+        "        cp-1:",
+        "    gpu_nodes:",
+        "      children:",
+    ]
+    models = list(MODELS)
+    for index, model in enumerate(models):
+        lines += [f"        {model}:", "          hosts:"]
+        lines += [f"            {model.replace('_', '-')}-{n:04d}:" for n in range(index, nodes, len(models))]
+    (folder / "group_vars").mkdir(parents=True)
+    (folder / "hosts.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "group_vars" / "all.yml").write_text("gpuops_mig_strategy: mixed\n", encoding="utf-8")
+    for model, text in MODELS.items():
+        (folder / "group_vars" / f"{model}.yml").write_text(text, encoding="utf-8")
+
+
+def time_plan(folder):
+    command = [
+        str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
+        str(PLAYBOOK),
+        "-i",
+        str(folder),
+        "-e",
+        f"gpuops_plan_dir={folder / 'plan'}",
+    ]
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
+    start = time.perf_counter()
+    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if run.returncode != 0:
+        sys.exit(f"plan of {folder.name} failed (rc {run.returncode}):\n{run.stdout}\n{run.stderr}")
+    return elapsed
+
+
+def main():
+    times = {}
+    with tempfile.TemporaryDirectory(prefix="gpuops-bench-") as tmp:
+        for nodes in SIZES:
+            folder = pathlib.Path(tmp) / f"nodes-{nodes}"
+            write_inventory(folder, nodes)
+            times[nodes] = time_plan(folder)
+            print(f"plan of {nodes:>4} GPU nodes: {times[nodes]:.2f} s")
+    ratio = times[SIZES[1]] / times[SIZES[0]]
+    print(f"ratio {SIZES[1]}/{SIZES[0]} nodes: {ratio:.2f} (target <= 3, and < 30 s for {SIZES[1]} nodes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Shared pytest setup: import the collection by its FQCN and find recorded outputs."""
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+# `make collection` links this checkout as ansible_collections/gpuops/cluster under .build/collections.
+sys.path.insert(0, str(REPO_ROOT / ".build" / "collections"))
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture
+def seed_fixture():
+    """Read one of the project's own fixtures (recorded real outputs taken from the seeds)."""
+
+    def read(relative_path):
+        return (FIXTURES / relative_path).read_text(encoding="utf-8")
+
+    return read
+
+
+@pytest.fixture
+def published_nvsmi_dir():
+    """Folder of published real nvidia-smi outputs, passed in by GPUOPS_NVSMI_FIXTURES."""
+    folder = os.environ.get("GPUOPS_NVSMI_FIXTURES", "")
+    if not folder or not pathlib.Path(folder).is_dir():
+        pytest.skip("GPUOPS_NVSMI_FIXTURES is not set to a folder of recorded nvidia-smi outputs")
+    return pathlib.Path(folder)

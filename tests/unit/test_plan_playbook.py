@@ -1,0 +1,89 @@
+"""playbooks/plan.yml end to end: files written (or not), idempotence, check mode, errors."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "inventories" / "example"
+PLAN_FILES = {
+    "capacity.json",
+    "device-plugin-configmap.yaml",
+    "mig-parted-config.yaml",
+    "gpu-operator-values.yaml",
+    "plan.txt",
+}
+
+
+def run_plan(inventory, plan_dir, *extra):
+    command = [
+        str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
+        str(REPO / "playbooks" / "plan.yml"),
+        "-i",
+        str(inventory),
+        "-e",
+        f"gpuops_plan_dir={plan_dir}",
+        *extra,
+    ]
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+
+
+def test_example_inventory_writes_the_plan_then_changes_nothing(tmp_path):
+    plan_dir = tmp_path / "plan"
+    first = run_plan(EXAMPLE, plan_dir)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert {path.name for path in plan_dir.iterdir()} == PLAN_FILES
+    capacity = json.loads((plan_dir / "capacity.json").read_text())
+    assert capacity["nodes"]["gpu-a100-1"]["resources"] == {"nvidia.com/mig-1g.10gb": 56, "nvidia.com/mig-3g.40gb": 8}
+    assert capacity["nodes"]["gpu-l4-1"]["resources"] == {"nvidia.com/gpu": 16}
+    assert "cp-1" not in capacity["nodes"]
+    assert "gpu-h100-1  NVIDIA H100 80GB HBM3" in first.stdout
+    assert "changed=1" in first.stdout
+
+    second = run_plan(EXAMPLE, plan_dir)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "changed=0" in second.stdout
+
+
+def test_check_mode_writes_nothing_and_diff_shows_the_change(tmp_path):
+    plan_dir = tmp_path / "plan"
+    checked = run_plan(EXAMPLE, plan_dir, "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "changed=1" in checked.stdout
+    assert not plan_dir.exists()
+
+    assert run_plan(EXAMPLE, plan_dir).returncode == 0
+    values = plan_dir / "gpu-operator-values.yaml"
+    values.write_text(values.read_text().replace("strategy: mixed", "strategy: single"))
+    diffed = run_plan(EXAMPLE, plan_dir, "--check", "--diff")
+    assert "-  strategy: single" in diffed.stdout and "+  strategy: mixed" in diffed.stdout
+    assert "strategy: single" in values.read_text()
+
+
+def test_broken_inventory_fails_listing_every_problem_and_writes_nothing(tmp_path):
+    inventory = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, inventory)
+    (inventory / "group_vars" / "gpu_l4.yml").write_text(
+        "gpuops_gpu_product: NVIDIA L4\ngpuops_gpu_count: 4\ngpuops_mig_config: all-1g.10gb\n"
+        "gpuops_time_slicing:\n  replica: 4\n"
+    )
+    (inventory / "group_vars" / "gpu_h100.yml").write_text(
+        "gpuops_gpu_product: NVIDIA H100 80GB HBM3\ngpuops_gpu_count: 0\ngpuops_mig_config: all-1g.5gb\n"
+    )
+    plan_dir = tmp_path / "plan"
+    failed = run_plan(inventory, plan_dir)
+    assert failed.returncode != 0
+    assert not plan_dir.exists()
+    output = failed.stdout
+    assert "nothing was written" in output
+    for line in (
+        "gpu-l4-1, gpu-l4-2: gpuops_mig_config: NVIDIA L4 does not support MIG",
+        "gpu-l4-1, gpu-l4-2: gpuops_time_slicing.replica: unknown key; did you mean 'replicas'?",
+        "gpu-h100-1: gpuops_gpu_count: must be 1 or more GPUs per node, got 0",
+        "gpu-h100-1: gpuops_mig_config: undefined MIG config 'all-1g.5gb'; valid for NVIDIA H100 80GB HBM3:",
+    ):
+        assert line in output, output
