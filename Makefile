@@ -58,6 +58,8 @@ lint: $(VENV)/.test collection
 # ansible-test must run from a tree shaped ansible_collections/NAMESPACE/NAME: copy the
 # files git knows (tracked or not ignored) there.
 sanity: $(VENV)/.test
+	@command -v shellcheck >/dev/null || { echo "sanity: installing shellcheck with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
 	rm -rf $(SANITY_TOP) && mkdir -p $(SANITY_ROOT)
 	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t $(SANITY_ROOT)
 	mkdir -p $(HOME)/.ansible/test/cache

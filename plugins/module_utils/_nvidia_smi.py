@@ -606,7 +606,7 @@ def parse_mig_change(text):
     return result
 
 
-class _TextEnum(str, enum.Enum):  # noqa: UP042 - enum.StrEnum needs Python 3.11; targets run 3.9
+class _TextEnum(str, enum.Enum):  # enum.StrEnum needs Python 3.11; targets run 3.9
     """As enum.StrEnum: str() and f-strings give the value."""
 
     def __str__(self):

@@ -29,7 +29,7 @@ DEFAULT_CONFIGS = {"containerd": "/etc/containerd/config.toml", "docker": "/etc/
 def parse_options(arguments: list[str]) -> dict[str, str]:
     options = {}
     for argument in arguments:
-        name, _, value = argument.removeprefix("--").partition("=")
+        name, value = argument.removeprefix("--").partition("=")[::2]
         options[name] = value
     return options
 
