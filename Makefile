@@ -66,9 +66,12 @@ sanity: $(VENV)/.test
 	cp tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_24_2.py
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test sanity --python 3.11 --color no
 	@# Modules run on managed hosts too: EL9 ships Python 3.9.
-	@if command -v python3.9 >/dev/null; then \
-	  cd $(SANITY_ROOT) && $(BIN)/ansible-test sanity --test compile --test import --python 3.9 --color no; \
-	else echo "SKIPPED: sanity on Python 3.9 (no python3.9 on this machine)"; fi
+	@py39=""; for candidate in $(HOME)/.pyenv/versions/3.9*/bin/python3.9 /usr/bin/python3.9; do \
+	  if "$$candidate" -c "" 2>/dev/null; then py39="$$(command -v "$$candidate")"; break; fi; done; \
+	if [ -n "$$py39" ]; then \
+	  cd $(SANITY_ROOT) && PATH="$$(dirname "$$py39"):$$PATH" $(BIN)/ansible-test sanity --test compile --test import --python 3.9 \
+	    --python-interpreter "$$py39" --color no; \
+	else echo "SKIPPED: sanity on Python 3.9 (no working python3.9 on this machine)"; fi
 
 unit: $(VENV)/.test collection
 	$(BIN)/pytest tests/unit
