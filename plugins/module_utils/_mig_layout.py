@@ -260,7 +260,8 @@ def lint_mig_parted_document(doc):
     return errors
 
 
-def _selects(entry, gpu_index, product):
+def entry_selects_gpu(entry, gpu_index, product):
+    """True when a mig-parted entry's devices and device-filter select this GPU."""
     devices = entry.get("devices", "all")
     if devices != "all" and gpu_index not in devices:
         return False
@@ -273,7 +274,7 @@ def _selects(entry, gpu_index, product):
 
 def gpu_layout(entries, gpu_index, product):
     """(mig_enabled, mig_devices) of the one entry that selects this GPU; MigLayoutError otherwise."""
-    chosen = [index for index, entry in enumerate(entries) if _selects(entry, gpu_index, product)]
+    chosen = [index for index, entry in enumerate(entries) if entry_selects_gpu(entry, gpu_index, product)]
     if len(chosen) != 1:
         how_many = (
             "no entry of the MIG config selects"

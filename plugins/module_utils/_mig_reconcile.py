@@ -21,6 +21,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import
 from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import (
     MigLayoutError,
     builtin_mig_configs,
+    entry_selects_gpu,
     gpu_layout,
     lint_mig_parted_document,
     plan_layout,
@@ -260,13 +261,7 @@ def config_entries(document, config_name, product):
 
 def _selected(entries, index, product):
     """True when at least one entry selects the GPU (mig-parted leaves unselected GPUs alone)."""
-    for entry in entries:
-        try:
-            gpu_layout([entry], index, product)
-            return True
-        except MigLayoutError:
-            continue
-    return False
+    return any(entry_selects_gpu(entry, index, product) for entry in entries)
 
 
 def _match(current, wanted):
@@ -365,11 +360,6 @@ def create_args(gpu_index, placed):
     return [nvsmi.create_gpu_instances_args(gpu_index, [(p.profile.profile_id, p.start) for p in placed])]
 
 
-def create_compute_instances_args(gpu_index, gi_id, ci_profile_ids):
-    """``mig -i N -gi G -cci P,...``: compute instances by profile id in one GPU instance."""
-    return ["mig", "-i", str(gpu_index), "-gi", str(gi_id), "-cci", ",".join(str(p) for p in ci_profile_ids)]
-
-
 def planned_commands(plan):
     """The state-changing argv lists a plan runs, for check mode (binary not included)."""
     commands = destroy_args(plan.gpu.index, plan.destroy, plan.gpu.instances)
@@ -432,7 +422,9 @@ def _restore(smi, previous):
         )
         created = nvsmi.parse_mig_change(out).created_gpu_instances
         if created and instance.ci_profile_ids:
-            smi.change(create_compute_instances_args(previous.index, created[0].instance_id, instance.ci_profile_ids))
+            smi.change(
+                nvsmi.create_compute_instances_args(previous.index, created[0].instance_id, instance.ci_profile_ids)
+            )
 
 
 def _rollback(smi, previous):

@@ -124,6 +124,11 @@ def create_gpu_instances_args(gpu, instances, default_compute_instance=True):
     return [*args, "-C"] if default_compute_instance else args
 
 
+def create_compute_instances_args(gpu, gpu_instance, ci_profile_ids):
+    """``mig -i N -gi G -cci P,...``: compute instances by profile id in one GPU instance."""
+    return ["mig", "-i", str(gpu), "-gi", str(gpu_instance), "-cci", ",".join(str(p) for p in ci_profile_ids)]
+
+
 def destroy_compute_instances_args(gpu, gpu_instance=None, compute_instances=None):
     """``mig -i N [-gi G] [-ci C,...] -dci``: destroy compute instances (all of them by default)."""
     args = ["mig", "-i", str(gpu)]

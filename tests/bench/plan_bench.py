@@ -4,6 +4,7 @@ Run from the repository root (make bench). Prints both times and their ratio; th
 to be linear in nodes, with a ratio of at most 3 and under 30 s for 1000 nodes.
 """
 
+import json
 import os
 import pathlib
 import subprocess
@@ -69,6 +70,9 @@ def main():
             folder = pathlib.Path(tmp) / f"nodes-{nodes}"
             write_inventory(folder, nodes)
             times[nodes] = time_plan(folder)
+            planned = json.loads((folder / "plan" / "capacity.json").read_text(encoding="utf-8"))["nodes"]
+            if len(planned) != nodes:
+                sys.exit(f"plan of {nodes} GPU nodes holds {len(planned)} nodes")
             print(f"plan of {nodes:>4} GPU nodes: {times[nodes]:.2f} s")
     ratio = times[SIZES[1]] / times[SIZES[0]]
     print(f"ratio {SIZES[1]}/{SIZES[0]} nodes: {ratio:.2f} (target <= 3, and < 30 s for {SIZES[1]} nodes)")
