@@ -14,6 +14,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpuops.cluster.plugins.module_utils._cluster_plan import (
     DEFAULT_SETTINGS,
+    FILES,
     INTENT_VARIABLES,
     IntentError,
     IntentErrors,
@@ -80,17 +81,34 @@ def _read(path):
         return None
 
 
-def _write(path, text):
-    directory = os.path.dirname(path)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".gpuops-plan-")
+def _write_all(texts):
+    """Write {path: text}: every temporary file first, then replace them all, so a failure while
+    writing leaves the previous plan as it was; temporary files are removed on any failure."""
+    temporaries = {}
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        for path, text in texts.items():
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".gpuops-plan-")
+            temporaries[path] = temporary
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.chmod(temporary, 0o644)
+        for path, temporary in temporaries.items():
+            os.replace(temporary, path)
+    finally:
+        for temporary in temporaries.values():
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+
+def _dest_problem(dest):
+    """Why DEST cannot hold the plan, or None (checked before anything is written)."""
+    if os.path.exists(dest) and not os.path.isdir(dest):
+        return f"dest {dest} exists and is not a directory; give gpuops_plan_dir a directory (it is created if absent)"
+    for name in FILES:
+        path = os.path.join(dest, name)
+        if os.path.isdir(path):
+            return f"{path} is a directory; remove it so the plan file can be written there"
+    return None
 
 
 class ActionModule(ActionBase):
@@ -132,6 +150,9 @@ class ActionModule(ActionBase):
                 "errors": [{"host": e.host, "variable": e.variable, "message": e.message} for e in errors],
                 "msg": "The GPU intent in the inventory is invalid; nothing was written.\n" + str(IntentErrors(errors)),
             }
+        problem = _dest_problem(args["dest"])
+        if problem:
+            return {**result, "failed": True, "changed": False, "msg": problem + "; nothing was written."}
         return {**result, **self._apply(plan, args["dest"])}
 
     def _apply(self, plan, dest):
@@ -147,8 +168,7 @@ class ActionModule(ActionBase):
                 diffs.append({"before": before or "", "after": text, "before_header": path, "after_header": path})
         if changed_files and not self._task.check_mode:
             os.makedirs(dest, exist_ok=True)
-            for path in changed_files:
-                _write(path, files[os.path.basename(path)])
+            _write_all({path: files[os.path.basename(path)] for path in changed_files})
         outcome = {
             "changed": bool(changed_files),
             "dest": dest,

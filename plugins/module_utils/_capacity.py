@@ -1,6 +1,6 @@
 """What the NVIDIA device plugin advertises and GPU Feature Discovery labels on one node.
 
-The rules follow NVIDIA/k8s-device-plugin: internal/rm/device_map.go (resources per MIG
+The rules follow NVIDIA/k8s-device-plugin v0.17: internal/rm/device_map.go (resources per MIG
 strategy, the configurations the plugin refuses, time-slicing replicas) and internal/lm
 (resource.go, mig-strategy.go: the GFD labels).
 """
@@ -16,6 +16,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._device_plugin_conf
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 FULL_GPU_RESOURCE = "nvidia.com/gpu"
+# api/config/v1/sharing.go SharingStrategy values the collection can produce (it configures no MPS).
+SHARING_NONE = "none"
+SHARING_TIME_SLICING = "time-slicing"
 
 
 class CapacityError(ValueError):
@@ -120,7 +123,10 @@ def _arch_family(compute_capability):
 
 
 def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, sharing_applies):
-    """productLabel/countLabel/replicasLabel/memory of resourceLabeler for one resource name."""
+    """baseLabeler (product, count, replicas, sharing-strategy) and memory of resourceLabeler for one resource.
+
+    MEMORY_MIB None: the value is not known here, so no memory label is predicted.
+    """
     # GFD labels MIG-enabled full GPUs "without sharing": replicas 0, never -SHARED.
     replicas = replicas_for(resource, time_slicing) if sharing_applies else 0
     renamed = advertised_resource(resource, time_slicing) != resource
@@ -131,6 +137,7 @@ def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, s
         f"{resource}.product": product,
         f"{resource}.count": str(count),
         f"{resource}.replicas": str(replicas),
+        f"{resource}.sharing-strategy": SHARING_TIME_SLICING if replicas > 1 else SHARING_NONE,
     }
     if memory_mib:
         labels[f"{resource}.memory"] = str(memory_mib)
@@ -160,6 +167,9 @@ def gfd_labels(product, layouts, strategy, time_slicing):
     for profile, count in profiles.items():
         resource = FULL_GPU_RESOURCE if strategy == "single" else f"nvidia.com/{profile.resource_name}"
         parts = [product.name, "MIG", _mig_device_name(profile)]
+        if profile.memory_mib is None:
+            # With strategy single the MIG device's memory replaces the full GPU's; unknown: predict none.
+            labels.pop(f"{resource}.memory", None)
         labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True))
         labels[f"{resource}.slices.gi"] = str(profile.compute_slices)
         labels[f"{resource}.slices.ci"] = str(profile.compute_slices)

@@ -21,6 +21,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._device_plugin_conf
     lint_device_plugin_config,
     lint_time_slicing,
     lint_time_slicing_for_node,
+    normalize_time_slicing,
+    whole_number,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import all_products, find_product
 from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import (
@@ -46,11 +48,15 @@ INTENT_VARIABLES = (
     "gpuops_gpu_product",
     "gpuops_gpu_count",
     "gpuops_mig_strategy",
+    "gpuops_mig_manager",
     "gpuops_mig_config",
     "gpuops_mig_configs",
     "gpuops_time_slicing",
 )
 DEFAULT_MIG_STRATEGY = "none"
+# Who applies MIG layouts: the collection's mig role on the hosts, or the GPU Operator's mig-manager.
+MIG_MANAGERS = ("host", "operator")
+DEFAULT_MIG_MANAGER = "host"
 DEFAULT_SETTINGS = {
     "namespace": "gpu-operator",
     "device_plugin_configmap": "gpuops-device-plugin-config",
@@ -141,66 +147,64 @@ def _known_products():
     return ", ".join(product.name for product in all_products())
 
 
-def _check_strategy(nodes, errors):
+def _check_cluster_wide(nodes, variable, valid, default, why, errors):
+    """The one value of a variable every GPU node must share, or None (errors added)."""
     values = {}
     for host, intent in nodes.items():
-        value = intent.get("gpuops_mig_strategy", DEFAULT_MIG_STRATEGY)
-        if value not in MIG_STRATEGIES:
-            errors.append(
-                IntentError(host, "gpuops_mig_strategy", f"{value!r} is not a MIG strategy; valid: none, single, mixed")
-            )
+        value = intent.get(variable, default)
+        if value not in valid:
+            errors.append(IntentError(host, variable, f"{value!r} is not valid; valid: {', '.join(valid)}"))
             continue
         values.setdefault(value, []).append(host)
     if len(values) > 1:
         found = "; ".join(f"{value} on {len(hosts)} hosts" for value, hosts in values.items())
-        for hosts in values.values():
-            for host in hosts:
-                errors.append(
-                    IntentError(
-                        host,
-                        "gpuops_mig_strategy",
-                        f"must be the same on every GPU node (the device plugin and GFD use one); found {found}; "
-                        "set it once in group_vars/all",
-                    )
-                )
+        message = f"must be the same on every GPU node ({why}); found {found}; set it once in group_vars/all"
+        errors.extend(IntentError(host, variable, message) for hosts in values.values() for host in hosts)
         return None
     return next(iter(values), None)
 
 
 def _collect_user_configs(nodes, errors):
-    """The union of every host's gpuops_mig_configs; a name defined two ways is an error."""
+    """({name: entries} of the valid user configs, {invalid names}) over every host's gpuops_mig_configs.
+
+    Each config is checked on its own, so one bad config does not hide the others; a name defined
+    two ways is an error.
+    """
     docs = {}
     for host, intent in nodes.items():
         if intent.get("gpuops_mig_configs") is not None:
             doc = intent["gpuops_mig_configs"]
             docs.setdefault(canonical_json(doc), (doc, []))[1].append(host)
-    configs, defined_by = {}, {}
+    configs, defined_by, invalid = {}, {}, set()
     for doc, hosts in docs.values():
         problems = lint_mig_parted_document(doc)
-        for problem in problems:
-            errors.extend(IntentError(host, "gpuops_mig_configs", problem) for host in hosts)
-        if problems:
-            continue
-        for name, entries in doc["mig-configs"].items():
+        errors.extend(IntentError(host, "gpuops_mig_configs", problem) for problem in problems for host in hosts)
+        named = doc.get("mig-configs") if isinstance(doc, dict) else None
+        for name, entries in (named or {}).items() if isinstance(named, dict) else ():
+            if lint_mig_parted_document({"version": "v1", "mig-configs": {name: entries}}):
+                invalid.add(name)
+                continue
             if name in configs and canonical_json(configs[name]) != canonical_json(entries):
                 message = (
                     f"config {name} is defined differently on {defined_by[name]}; "
                     "give it one definition for the whole cluster or another name"
                 )
                 errors.extend(IntentError(host, "gpuops_mig_configs", message) for host in hosts)
+                invalid.add(name)
                 continue
             configs[name], defined_by[name] = entries, hosts[0]
-    return configs
+    return {name: entries for name, entries in configs.items() if name not in invalid}, invalid
 
 
 def _check_count(value):
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None, f"must be a whole number of GPUs per node (1 or more), got {value!r}"
-    if value < 1:
-        return None, f"must be 1 or more GPUs per node, got {value}; remove the host from gpu_nodes if it has none"
-    return value, None
+    if value is None:
+        return None, "is not set; give the number of GPUs per node, a whole number such as 8"
+    count = whole_number(value)
+    if count is None:
+        return None, f'must be a whole number of GPUs per node such as 8 or "8", got {value!r}'
+    if count < 1:
+        return None, f"must be 1 or more GPUs per node, got {count}; remove the host from gpu_nodes if it has none"
+    return count, None
 
 
 def _applies(entries, product):
@@ -211,19 +215,39 @@ def _applies(entries, product):
     return True
 
 
-def _mig_layouts(product, count, mig_config, mig_configs):
+def _non_mig_layouts(product, count, mig_config, entries):
+    """A config on a GPU without MIG is fine when it leaves MIG disabled on every one of its GPUs."""
+    problems = {}
+    for index in range(count):
+        try:
+            enabled, _devices = gpu_layout(entries, index, product)
+        except MigLayoutError as error:
+            problems.setdefault(str(error), []).append(str(index))
+            continue
+        if enabled:
+            capable = ", ".join(p.name for p in all_products() if p.mig)
+            return None, [
+                f"{product.name} does not support MIG but config {mig_config} enables it; use all-disabled "
+                f"or remove gpuops_mig_config (MIG-capable: {capable})"
+            ]
+    messages = [f"config {mig_config}, GPU {', '.join(indexes)}: {text}" for text, indexes in problems.items()]
+    return (None if messages else tuple(GpuLayout.of(False) for _gpu in range(count))), messages
+
+
+def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
     """(layouts, problems) of the node's GPUs under MIG_CONFIG."""
     if mig_config is None:
         return tuple(GpuLayout.of(False) for _gpu in range(count)), []
-    if product.mig is None:
-        capable = ", ".join(p.name for p in all_products() if p.mig)
-        return None, [f"{product.name} does not support MIG; remove gpuops_mig_config (MIG-capable: {capable})"]
+    if isinstance(mig_config, str) and mig_config in invalid_configs:
+        return None, [f"MIG config {mig_config!r} in gpuops_mig_configs is invalid (see the gpuops_mig_configs errors)"]
     if not isinstance(mig_config, str) or mig_config not in mig_configs:
         valid = ", ".join(name for name in sorted(mig_configs) if _applies(mig_configs[name], product))
         return None, [
             f"undefined MIG config {mig_config!r}; valid for {product.name}: {valid} "
             "(or define it in gpuops_mig_configs)"
         ]
+    if product.mig is None:
+        return _non_mig_layouts(product, count, mig_config, mig_configs[mig_config])
     problems, layouts = {}, []
     for index in range(count):
         try:
@@ -237,13 +261,14 @@ def _mig_layouts(product, count, mig_config, mig_configs):
     return (None if messages else tuple(layouts)), messages
 
 
-def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs):
+def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, invalid_configs):
     """A _NodeResult, or a list of (variable, message)."""
     problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(time_slicing)]
-    layouts, layout_problems = _mig_layouts(product, count or 0, mig_config, mig_configs)
+    layouts, layout_problems = _mig_layouts(product, count or 0, mig_config, mig_configs, invalid_configs)
     problems += [("gpuops_mig_config", message) for message in layout_problems]
     if problems or strategy is None or count is None:
         return problems
+    time_slicing = normalize_time_slicing(time_slicing)
     try:
         resources = physical_resources(product, layouts, strategy)
         capacity = node_capacity(product, layouts, strategy, time_slicing)
@@ -269,8 +294,13 @@ def plan_cluster(nodes, settings=None):
     errors = []
     if not nodes:
         raise IntentErrors([IntentError("gpu_nodes", "inventory", "the group has no hosts; add the GPU nodes to it")])
-    strategy = _check_strategy(nodes, errors)
-    user_configs = _collect_user_configs(nodes, errors)
+    strategy = _check_cluster_wide(
+        nodes, "gpuops_mig_strategy", MIG_STRATEGIES, DEFAULT_MIG_STRATEGY, "the device plugin and GFD use one", errors
+    )
+    mig_manager = _check_cluster_wide(
+        nodes, "gpuops_mig_manager", MIG_MANAGERS, DEFAULT_MIG_MANAGER, "one component applies MIG layouts", errors
+    )
+    user_configs, invalid_configs = _collect_user_configs(nodes, errors)
 
     intents = {}
     for host, intent in nodes.items():
@@ -292,7 +322,9 @@ def plan_cluster(nodes, settings=None):
     for host, (product, count, mig_config, time_slicing) in intents.items():
         key = (product.name, count, canonical_json(mig_config), canonical_json(time_slicing))
         if key not in cache:
-            cache[key] = _plan_node(product, count, mig_config, time_slicing, strategy, mig_doc["mig-configs"])
+            cache[key] = _plan_node(
+                product, count, mig_config, time_slicing, strategy, mig_doc["mig-configs"], invalid_configs
+            )
         result = cache[key]
         if isinstance(result, list):
             errors.extend(IntentError(host, variable, message) for variable, message in result)
@@ -300,10 +332,10 @@ def plan_cluster(nodes, settings=None):
             results[host] = (result, mig_config)
     if errors:
         raise IntentErrors(errors)
-    return _assemble(results, strategy, mig_doc, settings)
+    return _assemble(results, strategy, mig_manager, mig_doc, settings)
 
 
-def _assemble(results, strategy, mig_doc, settings):
+def _assemble(results, strategy, mig_manager, mig_doc, settings):
     nodes, totals, data, rows, unmanaged = {}, {}, {}, [], []
     data[DEFAULT_DEVICE_PLUGIN_CONFIG] = build_device_plugin_config(strategy, None, [])
     for host in sorted(results):
@@ -311,10 +343,11 @@ def _assemble(results, strategy, mig_doc, settings):
         key = device_plugin_config_key(result.device_plugin_config)
         data[key] = result.device_plugin_config
         labels = {**result.capacity["labels"], DEVICE_PLUGIN_CONFIG_LABEL: key}
-        if mig_config is not None:
-            labels[MIG_CONFIG_LABEL] = mig_config
-        elif result.product.mig:
+        if mig_config is None and result.product.mig:
             unmanaged.append(host)
+        elif mig_config is not None and result.product.mig and mig_manager == "operator":
+            # The operator's mig-manager applies the config this label names.
+            labels[MIG_CONFIG_LABEL] = mig_config
         resources = result.capacity["resources"]
         nodes[host] = {
             "gpu_product": result.product.name,
@@ -332,8 +365,8 @@ def _assemble(results, strategy, mig_doc, settings):
     if unmanaged:
         notes.append(
             f"{len(unmanaged)} MIG-capable hosts have no gpuops_mig_config ({', '.join(unmanaged[:_HOSTS_SHOWN])}"
-            f"{' ...' if len(unmanaged) > _HOSTS_SHOWN else ''}): the collection does not manage their MIG mode "
-            f"and the plan assumes MIG disabled, which the GPU Operator's mig-manager default (all-disabled) enforces"
+            f"{' ...' if len(unmanaged) > _HOSTS_SHOWN else ''}): the collection does not touch MIG on them, and "
+            "their planned capacity assumes MIG off; set gpuops_mig_config (all-disabled for no MIG) to be sure"
         )
     if strategy == "none" and any(
         layout.mig_enabled for result, _mig_config in results.values() for layout in result.layouts
@@ -349,7 +382,7 @@ def _assemble(results, strategy, mig_doc, settings):
             settings["device_plugin_configmap"], settings["namespace"], dict(sorted(data.items()))
         ),
         mig_parted_config=mig_doc,
-        gpu_operator_values=gpu_operator_values(settings, strategy, manages_mig),
+        gpu_operator_values=gpu_operator_values(settings, strategy, mig_manager == "operator" and manages_mig),
         table=render_table(rows, totals, strategy),
         notes=notes,
     )

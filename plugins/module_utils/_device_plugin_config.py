@@ -121,6 +121,21 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def whole_number(value) -> int | None:
+    """VALUE as an int when it is one or a string of ASCII digits ("4" from an INI inventory or -e); else None.
+
+    str.isdigit() is not used: it accepts digits such as "\u00b2" that int() refuses.
+    """
+    if _is_int(value):
+        return value
+    if isinstance(value, str) and _ASCII_DIGITS.fullmatch(value):
+        return int(value)
+    return None
+
+
 def _suggest(key, valid) -> str:
     close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'? " if close else ""
@@ -147,9 +162,14 @@ def resource_name_problem(name) -> str | None:
     return None
 
 
-def _replicas_problem(value, maximum=None) -> str | None:
-    if not _is_int(value):
+def _replicas_problem(value, maximum=None, text_allowed=False) -> str | None:
+    """TEXT_ALLOWED: gpuops_time_slicing also takes "4"; the plugin's own YAML needs an integer."""
+    number = whole_number(value) if text_allowed else value if _is_int(value) else None
+    if number is None and text_allowed:
+        return f'must be a whole number such as 4 or "4", not {value!r}'
+    if number is None:
         return f"must be a whole number (a YAML integer such as 4, not {value!r})"
+    value = number
     if value < MIN_REPLICAS:
         return f"number of replicas must be >= {MIN_REPLICAS}, got {value}"
     if maximum is not None and value > maximum:
@@ -182,8 +202,8 @@ def lint_time_slicing(value) -> list[str]:
     if "replicas" not in value and "resources" not in value:
         problems.append(f"{VARIABLE}: give 'replicas' (for every resource) and/or 'resources' (per resource)")
     if "replicas" in value:
-        problem = _replicas_problem(value["replicas"])
-        if problem and _is_int(value["replicas"]) and value["replicas"] == 1:
+        problem = _replicas_problem(value["replicas"], text_allowed=True)
+        if problem and whole_number(value["replicas"]) == 1:
             problem += f"; 1 replica means no time-slicing: omit {VARIABLE}"
         if problem:
             problems.append(f"{VARIABLE}.replicas: {problem}")
@@ -210,10 +230,22 @@ def _lint_resource_overrides(resources) -> list[str]:
             problem = "not a resource the device plugin advertises: nvidia.com/gpu or nvidia.com/mig-<profile>"
         if problem:
             problems.append(f"{where}: {problem}")
-        problem = _replicas_problem(replicas)
+        problem = _replicas_problem(replicas, text_allowed=True)
         if problem:
             problems.append(f"{where}: {problem}; to leave a resource unshared, list only the shared ones")
     return problems
+
+
+def normalize_time_slicing(value):
+    """A valid gpuops_time_slicing with its replicas as ints (inventories and -e may give "4")."""
+    if not isinstance(value, dict):
+        return value
+    normalized = dict(value)
+    if "replicas" in normalized:
+        normalized["replicas"] = whole_number(normalized["replicas"])
+    if isinstance(normalized.get("resources"), dict):
+        normalized["resources"] = {name: whole_number(count) for name, count in normalized["resources"].items()}
+    return normalized
 
 
 def lint_time_slicing_for_node(time_slicing, resources) -> list[str]:
@@ -257,6 +289,7 @@ def build_device_plugin_config(mig_strategy: str, time_slicing: dict | None, res
             problems.append(f"resources: {name!r}: {problem}")
     if problems:
         raise ValueError("; ".join(problems))
+    time_slicing = normalize_time_slicing(time_slicing)
     config = {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy}}
     shared = [
         {"name": name, "replicas": replicas_for(name, time_slicing)}

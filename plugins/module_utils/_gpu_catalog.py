@@ -112,7 +112,8 @@ def _eight(*rows):
 
 
 # Memory MiB = the "Memory GiB" column of -lgip (2 decimals) as the exact MiB the MIG device tables
-# print, e.g. 19.62 GiB -> 20096 MiB. It differs between drivers; None where no output was found.
+# print, e.g. 19.62 GiB -> 20096 MiB. It differs between drivers, so every product takes all its
+# values from ONE recorded output; None where that output lacks the profile.
 
 # a100-sxm4-40gb/mig-lgip-nvidia-guide.txt (GUIDE, DGX A100).
 _A100_SXM4_40GB = _eight(
@@ -126,11 +127,11 @@ _A100_SXM4_40GB = _eight(
 )
 
 # a100-pcie-40gb/mig-lgip-r460-narrow.txt (driver 460.91.03, which predates 1g.5gb+me and 1g.10gb:
-# those two rows are taken from GUIDE, memory as on A100-SXM4-40GB (unverified)).
+# those two rows are taken from GUIDE, memory unrecorded rather than borrowed from another output).
 _A100_PCIE_40GB = _eight(
     ("1g", "1g.5gb", 4864),
-    ("1g+me", "1g.5gb+me", 4864),
-    ("1g-2x", "1g.10gb", 9856),
+    ("1g+me", "1g.5gb+me", None),
+    ("1g-2x", "1g.10gb", None),
     ("2g", "2g.10gb", 9984),
     ("3g", "3g.20gb", 20096),
     ("4g", "4g.20gb", 20096),
@@ -138,7 +139,8 @@ _A100_PCIE_40GB = _eight(
 )
 
 # SEED4 and a100-80gb-pcie/mig-lgip.txt (driver 515.86.01, A100 80GB PCIe). 1g.20gb (id 15) needs
-# R525+ so that output lacks it: name/id from MIGPARTED and GUIDE, memory unrecorded.
+# R525+ so that output lacks it: name/id from MIGPARTED and GUIDE, memory unrecorded (a size printed by
+# a later driver would mix two sources in one product).
 _A100_80GB = _eight(
     ("1g", "1g.10gb", 9728),
     ("1g+me", "1g.10gb+me", 9728),
@@ -174,13 +176,13 @@ _H100_NVL = _eight(
 
 # h200/mig-lgip-fragment-multi-gpu.txt (mig-parted issue #120) covers 1g.18gb, 1g.18gb+me, 3g.71gb,
 # 4g.71gb and 7g.141gb. 1g.35gb and 2g.35gb: names from MIGPARTED, ids 15/14 and all H200 placements
-# assumed equal to H100 (unverified); 2g.35gb memory from h200/nvidia-smi-default-table-mig.txt
-# (driver 590.48.01, which prints 71424 MiB for 3g.71gb where the -lgip fragment says 69.50 GiB).
+# assumed equal to H100 (unverified), memory unrecorded in that output. (Driver 590.48.01 prints other
+# sizes, h200/nvidia-smi-default-table-mig.txt: 71424 MiB for 3g.71gb, 33280 MiB for 2g.35gb.)
 _H200 = _eight(
     ("1g", "1g.18gb", 16384),
     ("1g+me", "1g.18gb+me", 16384),
     ("1g-2x", "1g.35gb", None),
-    ("2g", "2g.35gb", 33280),
+    ("2g", "2g.35gb", None),
     ("3g", "3g.71gb", 71168),
     ("4g", "4g.71gb", 71168),
     ("7g", "7g.141gb", 143104),

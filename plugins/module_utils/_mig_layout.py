@@ -260,8 +260,12 @@ def lint_mig_parted_document(doc):
     return errors
 
 
-def entry_selects_gpu(entry, gpu_index, product):
-    """True when a mig-parted entry's devices and device-filter select this GPU."""
+def entry_selects_gpu(entry, gpu_index, product, device_id=None):
+    """True when a mig-parted entry's devices and device-filter select this GPU.
+
+    As mig-parted, the filter is matched against the PCI device id the GPU reports (``device_id``,
+    from nvidia-smi); without one, against every id the catalog lists for the product.
+    """
     devices = entry.get("devices", "all")
     if devices != "all" and gpu_index not in devices:
         return False
@@ -269,12 +273,13 @@ def entry_selects_gpu(entry, gpu_index, product):
         return True
     filters = entry["device-filter"]
     filters = [filters] if isinstance(filters, str) else filters
-    return bool({normalize_device_id(f) for f in filters} & set(product.pci_device_ids))
+    reported = {normalize_device_id(device_id)} if device_id else set(product.pci_device_ids)
+    return bool({normalize_device_id(f) for f in filters} & reported)
 
 
-def gpu_layout(entries, gpu_index, product):
+def gpu_layout(entries, gpu_index, product, device_id=None):
     """(mig_enabled, mig_devices) of the one entry that selects this GPU; MigLayoutError otherwise."""
-    chosen = [index for index, entry in enumerate(entries) if entry_selects_gpu(entry, gpu_index, product)]
+    chosen = [index for index, entry in enumerate(entries) if entry_selects_gpu(entry, gpu_index, product, device_id)]
     if len(chosen) != 1:
         how_many = (
             "no entry of the MIG config selects"
@@ -283,7 +288,8 @@ def gpu_layout(entries, gpu_index, product):
         )
         raise MigLayoutError(
             f"{how_many} GPU {gpu_index} ({product.name}, PCI "
-            f"{', '.join(product.pci_device_ids)}); valid: exactly one entry whose devices and device-filter match it"
+            f"{device_id or ', '.join(product.pci_device_ids)}); valid: exactly one entry whose devices and "
+            "device-filter match it"
         )
     entry = entries[chosen[0]]
     return bool(entry.get("mig-enabled")), dict(entry.get("mig-devices") or {})

@@ -115,6 +115,14 @@ class GpuPlan:
     def after(self):
         if self.wanted_enabled is None:
             return self.gpu.layout()
+        if self.awaiting_reset:
+            # The run only removes instances; the wanted mode and its instances wait for a reset or reboot.
+            kept = [i.describe() for i in sorted(self.gpu.instances, key=lambda i: i.start) if i not in self.destroy]
+            return {
+                "mig_enabled": self.gpu.mig_current == ENABLED,
+                "mig_pending": ENABLED if self.wanted_enabled else DISABLED,
+                "instances": kept,
+            }
         instances = [{"profile": p.profile.name, "placement": f"{p.start}:{p.size}"} for p in self.wanted]
         return {
             "mig_enabled": self.wanted_enabled,
@@ -173,6 +181,15 @@ class NvidiaSmi:
         reason = problem.message if problem else f"exit status {rc}"
         raise CommandFailed(argv, rc, stdout, stderr, reason)
 
+    def parsed(self, args, parser, allow_empty=False):
+        """``parser`` applied to a query's output; output of an unexpected shape is a CommandFailed too."""
+        stdout = self.query(args, allow_empty)
+        try:
+            return parser(stdout)
+        except ValueError as exc:  # NvidiaSmiParseError included
+            argv, rc = self.calls[-1]["cmd"], self.calls[-1]["rc"]
+            raise CommandFailed(argv, rc, stdout, "", f"unexpected output: {exc}") from exc
+
     def change(self, args):
         """Run a state-changing call; CommandFailed unless nvidia-smi reports success for all of it."""
         argv, rc, stdout, stderr = self._call(args, True)
@@ -187,12 +204,12 @@ class NvidiaSmi:
 # ---------------------------------------------------------------- reading the state
 
 
-def _instances_by_gpu(lgi_text, lci_text):
+def _instances_by_gpu(gpu_instances, compute_instances):
     cis = {}
-    for ci in nvsmi.parse_compute_instances(lci_text):
+    for ci in compute_instances:
         cis.setdefault((ci.gpu, ci.gpu_instance_id), []).append(ci)
     by_gpu = {}
-    for gi in nvsmi.parse_gpu_instances(lgi_text):
+    for gi in gpu_instances:
         children = cis.get((gi.gpu, gi.instance_id), [])
         full = len(children) == 1 and not _PARTIAL_CI.match(children[0].profile_name)
         by_gpu.setdefault(gi.gpu, []).append(
@@ -211,14 +228,18 @@ def _instances_by_gpu(lgi_text, lci_text):
 
 def read_state(smi, only_gpu=None):
     """GpuState of every GPU (or of ``only_gpu``): --query-gpu, then mig -lgi/-lci where MIG is on."""
-    rows = nvsmi.parse_query_gpu(smi.query(nvsmi.query_gpu_args()))
+    rows = smi.parsed(nvsmi.query_gpu_args(), nvsmi.parse_query_gpu)
     if only_gpu is not None:
         rows = [row for row in rows if row.index == only_gpu]
     instances = {}
     if any(row.mig_mode_current == ENABLED for row in rows):
-        lgi = smi.query(nvsmi.list_gpu_instances_args(only_gpu), allow_empty=True)
-        lci = smi.query(nvsmi.list_compute_instances_args(only_gpu), allow_empty=True) if lgi.strip() else ""
-        instances = _instances_by_gpu(lgi, lci)
+        gis = smi.parsed(nvsmi.list_gpu_instances_args(only_gpu), nvsmi.parse_gpu_instances, allow_empty=True)
+        cis = (
+            smi.parsed(nvsmi.list_compute_instances_args(only_gpu), nvsmi.parse_compute_instances, allow_empty=True)
+            if gis
+            else []
+        )
+        instances = _instances_by_gpu(gis, cis)
     return [
         GpuState(
             index=row.index,
@@ -237,7 +258,7 @@ def read_state(smi, only_gpu=None):
 def busy_processes(smi, gpus):
     """Compute processes on the given GPUs: [{gpu, pid, name}] (from --query-compute-apps)."""
     by_uuid = {gpu.uuid: gpu.index for gpu in gpus}
-    processes = nvsmi.parse_query_compute_apps(smi.query(nvsmi.query_compute_apps_args()))
+    processes = smi.parsed(nvsmi.query_compute_apps_args(), nvsmi.parse_query_compute_apps)
     return [
         {"gpu": by_uuid[p.gpu_uuid], "pid": p.pid, "name": p.process_name} for p in processes if p.gpu_uuid in by_uuid
     ]
@@ -259,9 +280,9 @@ def config_entries(document, config_name, product):
     raise MigLayoutError(f"config {config_name!r} is not defined for {where}; valid: {', '.join(names)}")
 
 
-def _selected(entries, index, product):
+def _selected(entries, gpu, product):
     """True when at least one entry selects the GPU (mig-parted leaves unselected GPUs alone)."""
-    return any(entry_selects_gpu(entry, index, product) for entry in entries)
+    return any(entry_selects_gpu(entry, gpu.index, product, gpu.device_id) for entry in entries)
 
 
 def _match(current, wanted):
@@ -299,10 +320,10 @@ def plan_gpu(gpu, document, config_name):
         raise MigLayoutError(f"{label} is not in the GPU catalog; valid: a product listed in docs/gpu-catalog.md")
     try:
         entries = config_entries(document, config_name, product)
-        if not _selected(entries, gpu.index, product):
+        if not _selected(entries, gpu, product):
             plan.note = f"{label}: no entry of config {config_name} selects it: left alone"
             return plan
-        enabled, devices = gpu_layout(entries, gpu.index, product)
+        enabled, devices = gpu_layout(entries, gpu.index, product, gpu.device_id)
         if enabled and gpu.mig_current is None:
             raise MigLayoutError(f"nvidia-smi reports no MIG mode; valid: mig-enabled false for {product.name}")
         wanted = plan_layout(product, devices) if enabled else ()
@@ -321,12 +342,31 @@ def plan_gpu(gpu, document, config_name):
     return plan
 
 
+def _missing_devices(document, config_name, gpus):
+    """Errors for GPU indexes the chosen config names but the host does not have."""
+    entries = ((document or {}).get("mig-configs") or {}).get(config_name) or []
+    present = sorted(gpu.index for gpu in gpus)
+    errors = []
+    for position, entry in enumerate(entries):
+        devices = entry.get("devices", "all")
+        missing = [] if devices == "all" else [i for i in devices if i not in present]
+        if missing:
+            errors.append(
+                f"mig-configs.{config_name}[{position}].devices: GPU {', '.join(map(str, missing))} does not exist "
+                f"on this host; valid: {', '.join(map(str, present)) or 'no GPU found'}"
+            )
+    return errors
+
+
 def plan_all(gpus, document, config_name):
     """GpuPlans for every GPU, or one MigLayoutError listing every GPU's problem."""
     if document:
         errors = lint_mig_parted_document(document)
         if errors:
             raise MigLayoutError("the MIG config document is not valid mig-parted v1: " + "; ".join(errors))
+        errors = _missing_devices(document, config_name, gpus)
+        if errors:
+            raise MigLayoutError("; ".join(errors))
     plans, errors = [], []
     for gpu in gpus:
         try:
@@ -468,10 +508,30 @@ def reconcile(run, binary, document, config_name, check_mode=False):
     """Read, validate, then change the GPUs that differ from the config. Returns Outcome.as_dict().
 
     Raises MigReconcileError before any change for a bad config, an impossible layout or a busy
-    GPU, and after a failed change with the GPU rolled back or its exact state reported.
+    GPU, and after a failed change with the GPU rolled back or its exact state reported. Any other
+    error becomes a MigReconcileError too, with the calls made so far and the GPUs' state as read then.
     """
     smi = NvidiaSmi(binary, run)
     outcome = Outcome(commands=smi.calls)
+    try:
+        return _reconcile(smi, binary, document, config_name, check_mode, outcome)
+    except MigReconcileError:
+        raise
+    except Exception as exc:  # a bug or an output nobody foresaw: never a traceback after a change
+        changed = any(call["changes_state"] for call in smi.calls)
+        outcome.changed = changed
+        try:
+            now = [{"index": gpu.index, "name": gpu.name, "after": gpu.layout()} for gpu in read_state(smi)]
+            state = f"the GPUs are now: {now}"
+        except Exception as read_exc:
+            state = f"the GPUs can no longer be read ({read_exc})"
+        done = "after changing the GPUs" if changed else "before any change"
+        raise MigReconcileError(
+            f"unexpected error {done}: {type(exc).__name__}: {exc}; {state}", outcome.as_dict()
+        ) from exc
+
+
+def _reconcile(smi, binary, document, config_name, check_mode, outcome):
     try:
         gpus = read_state(smi)
     except CommandFailed as exc:
@@ -482,7 +542,8 @@ def reconcile(run, binary, document, config_name, check_mode=False):
         raise MigReconcileError(f"nothing was changed: {exc}", outcome.as_dict()) from exc
     outcome.warnings += [p.note for p in plans if p.note]
     changing = [p for p in plans if p.changes]
-    outcome.pending_gpus = [p.gpu.index for p in plans if p.awaiting_reset and not p.changes]
+    # A GPU whose wanted mode is pending stays pending after the run, whatever else the run changes.
+    outcome.pending_gpus = [p.gpu.index for p in plans if p.awaiting_reset]
     if changing:
         try:
             outcome.busy_processes = busy_processes(smi, [p.gpu for p in changing])
@@ -527,6 +588,6 @@ def reconcile(run, binary, document, config_name, check_mode=False):
             ) from exc
         outcome.changed = True
         outcome.gpus[position] = _gpu_report(plan, after, pending)
-        if pending:
+        if pending and plan.gpu.index not in outcome.pending_gpus:
             outcome.pending_gpus.append(plan.gpu.index)
     return outcome.as_dict()

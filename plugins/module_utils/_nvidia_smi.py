@@ -267,18 +267,26 @@ class ComputeProcess:
 
 
 def parse_query_compute_apps(text):
-    """``--query-compute-apps`` (QUERY_COMPUTE_APPS_FIELDS, noheader) -> ComputeProcess list."""
+    """``--query-compute-apps`` (QUERY_COMPUTE_APPS_FIELDS, noheader) -> ComputeProcess list.
+
+    nvidia-smi does not quote the process name, which may hold commas (``python3 -c a,b``): the
+    first two fields and the last one are split off and the rest is the name.
+    """
     if "No running processes found" in text:
         return []
-    return [
-        ComputeProcess(
-            gpu_uuid=row["gpu_uuid"],
-            pid=int(row["pid"]),
-            process_name=row["process_name"],
-            used_memory_mib=_int(row["used_memory"]),
-        )
-        for row in parse_query_csv(text, list(QUERY_COMPUTE_APPS_FIELDS))
-    ]
+    processes = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        head = line.split(",", 2)
+        if len(head) != 3 or "," not in head[2]:
+            raise NvidiaSmiParseError(f"expected {len(QUERY_COMPUTE_APPS_FIELDS)} CSV fields, got {line!r}")
+        name, used_memory = head[2].rsplit(",", 1)
+        pid = _int(head[1])
+        if pid is None:
+            raise NvidiaSmiParseError(f"expected a pid in the second field of {line!r}")
+        processes.append(ComputeProcess(head[0].strip(), pid, name.strip(), _int(used_memory)))
+    return processes
 
 
 # ---------------------------------------------------------------- -q -x
@@ -482,20 +490,21 @@ def _table_rows(text, pattern, what, continuation=None):
     return rows
 
 
+def _without_empty_notes(text):
+    """The text without "No GPU/compute instances found" lines (printed per GPU that has none)."""
+    return "\n".join(line for line in text.splitlines() if not _NO_INSTANCES.search(line))
+
+
 def parse_gpu_instances(text):
-    """``mig -lgi`` -> GpuInstance list ([] for "No GPU instances found")."""
-    if _NO_INSTANCES.search(text):
-        return []
+    """``mig -lgi`` -> GpuInstance list ([] when the output has no instance row)."""
     return [
         GpuInstance(int(m[1]), m[2], int(m[3]), int(m[4]), int(m[5]), int(m[6]))
-        for m in _table_rows(text, _LGI_ROW, "mig -lgi")
+        for m in _table_rows(_without_empty_notes(text), _LGI_ROW, "mig -lgi")
     ]
 
 
 def parse_compute_instances(text):
-    """``mig -lci`` -> ComputeInstance list ([] for "No compute instances found")."""
-    if _NO_INSTANCES.search(text):
-        return []
+    """``mig -lci`` -> ComputeInstance list ([] when the output has no instance row)."""
     return [
         ComputeInstance(
             int(m[1]),
@@ -506,7 +515,7 @@ def parse_compute_instances(text):
             None if m[6] is None else int(m[6]),
             None if m[7] is None else int(m[7]),
         )
-        for m in _table_rows(text, _LCI_ROW, "mig -lci")
+        for m in _table_rows(_without_empty_notes(text), _LCI_ROW, "mig -lci")
     ]
 
 

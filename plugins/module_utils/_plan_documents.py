@@ -15,6 +15,10 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEFAULT_DEVICE_PLUGIN_CONFIG = "default"
 DEFAULT_MIG_CONFIG = "all-disabled"
+# migManager.config.default for the operator's mig-manager: empty, because the operator labels nodes
+# without nvidia.com/mig.config only when the default is all-disabled (gpu-operator
+# controllers/state_manager.go), which would turn MIG off on hosts the inventory leaves alone.
+OPERATOR_MIG_CONFIG_DEFAULT = ""
 # The GPU Operator's mig-manager reads the mig-parted document from this key of its ConfigMap.
 MIG_CONFIGMAP_KEY = "config.yaml"
 
@@ -74,8 +78,12 @@ def configmap(name, namespace, data):
     }
 
 
-def gpu_operator_values(settings, mig_strategy, manages_mig):
-    """Helm values for a host-installed driver and container toolkit."""
+def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
+    """Helm values for a host-installed driver and container toolkit.
+
+    OPERATOR_MANAGES_MIG: gpuops_mig_manager is operator and a node is MIG-capable; otherwise the
+    operator's mig-manager stays off, so it neither fights the collection's mig role nor disables MIG.
+    """
     toolkit = {"enabled": False}
     if settings["rke2"]:
         # RKE2's containerd; CONTAINERD_CONFIG is left alone (it broke clusters after reboots).
@@ -92,10 +100,14 @@ def gpu_operator_values(settings, mig_strategy, manages_mig):
                 "default": DEFAULT_DEVICE_PLUGIN_CONFIG,
             }
         },
-        "migManager": {
-            "enabled": manages_mig,
-            "config": {"create": False, "name": settings["mig_configmap"], "default": DEFAULT_MIG_CONFIG},
-        },
+        "migManager": (
+            {
+                "enabled": True,
+                "config": {"create": False, "name": settings["mig_configmap"], "default": OPERATOR_MIG_CONFIG_DEFAULT},
+            }
+            if operator_manages_mig
+            else {"enabled": False}
+        ),
     }
 
 

@@ -12,7 +12,8 @@ short_description: Validate the GPU intent of an inventory and write the cluster
 version_added: 0.1.0
 description:
   - Reads the intent of every host of a group (C(gpuops_gpu_product), C(gpuops_gpu_count),
-    C(gpuops_mig_strategy), C(gpuops_mig_config), C(gpuops_mig_configs), C(gpuops_time_slicing)),
+    C(gpuops_mig_strategy), C(gpuops_mig_manager), C(gpuops_mig_config), C(gpuops_mig_configs),
+    C(gpuops_time_slicing)),
     checks it against the GPU catalog, the MIG placement rules and the device plugin's rules, and
     computes what every node will advertise to Kubernetes.
   - Runs on the controller only; no host is contacted. The work is done once per distinct intent.
@@ -20,13 +21,16 @@ description:
     variable, what is wrong and what would be valid, and writes nothing.
   - Otherwise it writes, into O(dest), C(capacity.json), C(device-plugin-configmap.yaml),
     C(mig-parted-config.yaml), C(gpu-operator-values.yaml) and C(plan.txt). A file is only
-    rewritten when its content changes.
+    rewritten when its content changes; the changed files are written to temporary files first and
+    then replace the old ones together, so a failed write leaves the previous plan.
   - See C(docs/plan.md) in the collection for every variable, output and error.
 author:
   - gpuops.cluster maintainers (@gpuops)
 options:
   dest:
-    description: Directory the plan files are written to; created when missing.
+    description:
+      - Directory the plan files are written to; created when missing.
+      - An existing file at this path fails the task before anything is written.
     type: path
     required: true
   group:

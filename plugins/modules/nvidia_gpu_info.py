@@ -186,22 +186,24 @@ class NvidiaSmi:
         self.module = module
         self.binary = binary
 
-    def run(self, args, tolerated=()):
-        """stdout of a run; an NvidiaSmiError when its classified kind is in ``tolerated``."""
+    def run(self, args, parser, tolerated=()):
+        """``parser`` applied to a run's stdout; an NvidiaSmiError when its classified kind is in ``tolerated``.
+
+        A failed run, or output of a shape ``parser`` does not know, fails the module with the command and output.
+        """
         cmd = [self.binary, *args]
         rc, stdout, stderr = self.module.run_command(cmd)
         problem = nvsmi.classify_error(rc, stdout, stderr)
         if rc == 0 and problem is None:
-            return stdout
-        if problem is not None and problem.kind in tolerated:
+            try:
+                return parser(stdout)
+            except ValueError as exc:  # NvidiaSmiParseError included
+                problem_text = f"nvidia-smi printed output this module cannot read: {exc}"
+        elif problem is not None and problem.kind in tolerated:
             return problem
-        self.module.fail_json(
-            msg="nvidia-smi failed: " + (problem.message if problem else f"exit code {rc}"),
-            cmd=cmd,
-            rc=rc,
-            stdout=stdout,
-            stderr=stderr,
-        )
+        else:
+            problem_text = "nvidia-smi failed: " + (problem.message if problem else f"exit code {rc}")
+        self.module.fail_json(msg=problem_text, cmd=cmd, rc=rc, stdout=stdout, stderr=stderr)
 
 
 def nvswitch_present(pci_glob=PCI_DEVICES_GLOB):
@@ -229,10 +231,10 @@ def mig_instances(smi, gpu_indexes):
     if not gpu_indexes:
         return found
     tolerated = (nvsmi.ErrorKind.NOT_FOUND,)
-    lgi = smi.run(nvsmi.list_gpu_instances_args(), tolerated)
-    lci = smi.run(nvsmi.list_compute_instances_args(), tolerated)
-    gis = [] if isinstance(lgi, nvsmi.NvidiaSmiError) else nvsmi.parse_gpu_instances(lgi)
-    cis = [] if isinstance(lci, nvsmi.NvidiaSmiError) else nvsmi.parse_compute_instances(lci)
+    gis = smi.run(nvsmi.list_gpu_instances_args(), nvsmi.parse_gpu_instances, tolerated)
+    cis = smi.run(nvsmi.list_compute_instances_args(), nvsmi.parse_compute_instances, tolerated)
+    gis = [] if isinstance(gis, nvsmi.NvidiaSmiError) else gis
+    cis = [] if isinstance(cis, nvsmi.NvidiaSmiError) else cis
     for gi in gis:
         compute = [
             {
@@ -274,18 +276,17 @@ def gather(module):
         return result
     smi = NvidiaSmi(module, binary)
     absent = (nvsmi.ErrorKind.DRIVER_NOT_LOADED, nvsmi.ErrorKind.NO_DEVICES)
-    query = smi.run(nvsmi.query_gpu_args(), absent)
-    if isinstance(query, nvsmi.NvidiaSmiError):
-        result["reason"] = query.message
+    rows = smi.run(nvsmi.query_gpu_args(), nvsmi.parse_query_gpu, absent)
+    if isinstance(rows, nvsmi.NvidiaSmiError):
+        result["reason"] = rows.message
         return result
-    rows = nvsmi.parse_query_gpu(query)
     if not rows:
         result["reason"] = "nvidia-smi listed no GPU"
         return result
-    report = nvsmi.parse_query_xml(smi.run(nvsmi.query_xml_args()))
+    report = smi.run(nvsmi.query_xml_args(), nvsmi.parse_query_xml)
     fabric = {gpu.uuid: gpu.fabric_state for gpu in report.gpus}
     instances = mig_instances(smi, [row.index for row in rows if row.mig_mode_current == "enabled"])
-    processes = nvsmi.parse_query_compute_apps(smi.run(nvsmi.query_compute_apps_args()))
+    processes = smi.run(nvsmi.query_compute_apps_args(), nvsmi.parse_query_compute_apps)
     for row in rows:
         product = catalog_match(row)
         if product is None:

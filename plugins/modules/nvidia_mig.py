@@ -14,7 +14,8 @@ description:
   - Brings the MIG mode and the GPU and compute instances of every GPU to what one named config
     of a mig-parted v1 document asks for (the format NVIDIA mig-parted and the GPU Operator's
     mig-manager read), C(devices) and C(device-filter) included. GPUs that no entry selects are
-    left alone.
+    left alone. As mig-parted, C(device-filter) is compared with the PCI device id each GPU reports;
+    C(devices) naming a GPU index the host does not have fails before any change.
   - Config names built into the collection for the detected product (C(all-disabled),
     C(all-enabled), C(all-1g.10gb), ..., C(all-balanced)) work without a document; a config of
     the same name in O(config) or O(config_file) overrides the built-in one.
@@ -39,11 +40,13 @@ options:
   config:
     description:
       - "A whole mig-parted v1 document, C({version: v1, mig-configs: {NAME: [entries]}})."
+      - An empty mapping fails; leave O(config) and O(config_file) out for the built-in configs only.
       - Mutually exclusive with O(config_file).
     type: dict
   config_file:
     description:
       - Path on the managed host of a mig-parted v1 document in YAML or JSON.
+      - An empty file fails.
       - Mutually exclusive with O(config).
     type: path
   nvidia_smi_path:
@@ -212,6 +215,18 @@ def read_document(module):
         module.fail_json(msg=f"config_file {path} is neither JSON nor YAML: {exc}")
 
 
+def checked_document(module, document):
+    """An empty config or config_file is a mistake, not a wish for the built-in configs: fail."""
+    given = module.params["config"] is not None or module.params["config_file"] is not None
+    if given and not document:
+        source = "config" if module.params["config"] is not None else f"config_file {module.params['config_file']}"
+        module.fail_json(
+            msg=f"{source} is empty; valid: a mig-parted v1 document "
+            "{version: v1, mig-configs: {NAME: [entries]}}, or neither config nor config_file for the built-in configs"
+        )
+    return document
+
+
 def diff_of(gpus):
     return {
         "before": {f"gpu {g['index']}": g["before"] for g in gpus},
@@ -231,7 +246,7 @@ def main():
         supports_check_mode=True,
     )
     binary = module.params["nvidia_smi_path"] or module.get_bin_path("nvidia-smi", required=True)
-    document = read_document(module)
+    document = checked_document(module, read_document(module))
     name = module.params["config_name"]
 
     def run(argv):

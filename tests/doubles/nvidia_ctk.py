@@ -1,9 +1,10 @@
 """Stand-in for NVIDIA's nvidia-ctk in molecule scenarios, where the real one cannot be installed.
 
-It implements only `nvidia-ctk runtime configure --runtime=containerd|docker [--config=PATH]`: for
-containerd it appends the nvidia runtime table that nvidia-ctk writes into a version 2 config (as
+It implements only `nvidia-ctk runtime configure [--dry-run] --runtime=containerd|docker [--config=PATH]`:
+for containerd it appends the nvidia runtime table that nvidia-ctk writes into a version 2 config (as
 recorded in ../shared/seeds/002_76a4f94e83636ced.txt, containerd with nvidia-container-runtime);
-for docker it adds the runtime to daemon.json. Every call is appended to CALL_LOG so that a scenario
+for docker it adds the runtime to daemon.json. With --dry-run it prints the result and writes nothing,
+as nvidia-ctk does. Every call is appended to CALL_LOG so that a scenario
 can count how often the role ran it. It is a test double: not a TOML merger, not shipped in a role.
 """
 
@@ -34,21 +35,19 @@ def parse_options(arguments: list[str]) -> dict[str, str]:
     return options
 
 
-def configure_containerd(config: Path) -> None:
+def configured_containerd(config: Path) -> str:
     text = config.read_text() if config.exists() else ""
     if CONTAINERD_TABLE in text:
-        return
+        return text
     if not text.lstrip().startswith("version"):
         text = "version = 2\n" + text
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(text.rstrip("\n") + "\n" + CONTAINERD_RUNTIME)
+    return text.rstrip("\n") + "\n" + CONTAINERD_RUNTIME
 
 
-def configure_docker(config: Path) -> None:
+def configured_docker(config: Path) -> str:
     settings = json.loads(config.read_text()) if config.exists() else {}
     settings.setdefault("runtimes", {})["nvidia"] = {"args": [], "path": "nvidia-container-runtime"}
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(json.dumps(settings, indent=4) + "\n")
+    return json.dumps(settings, indent=4) + "\n"
 
 
 def main(arguments: list[str]) -> int:
@@ -63,10 +62,12 @@ def main(arguments: list[str]) -> int:
         print(f"unrecognized runtime '{runtime}'", file=sys.stderr)
         return 1
     config = Path(options.get("config") or DEFAULT_CONFIGS[runtime])
-    if runtime == "containerd":
-        configure_containerd(config)
-    else:
-        configure_docker(config)
+    text = configured_containerd(config) if runtime == "containerd" else configured_docker(config)
+    if "dry-run" in options:
+        print(text, end="")
+        return 0
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text)
     print(f"Wrote updated config to {config}", file=sys.stderr)
     return 0
 

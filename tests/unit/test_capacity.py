@@ -25,9 +25,16 @@ def recorded(seed_fixture, name):
     return capacity, labels
 
 
+# The seed documents recorded GFD before k8s-device-plugin v0.15 added <resource>.sharing-strategy;
+# that label is checked against internal/lm/resource.go in test_sharing_strategy_label instead.
+_NEWER_THAN_SEEDS = ".sharing-strategy"
+
+
 def assert_labels_match(predicted, labels, except_keys=()):
     """Every label the plan predicts is on the real node with the same value."""
-    compared = {key: value for key, value in predicted.items() if key not in except_keys}
+    compared = {
+        key: value for key, value in predicted.items() if key not in except_keys and not key.endswith(_NEWER_THAN_SEEDS)
+    }
     assert compared == {key: labels.get(key) for key in compared}
 
 
@@ -123,6 +130,32 @@ def test_single_with_every_gpu_whole_is_like_none_plus_the_strategy_label():
 def test_media_extension_profile_resource_name():
     planned = node_capacity(A100_PCIE, [GpuLayout.of(True, {"1g.10gb+me": 1})], "mixed")
     assert planned["resources"] == {"nvidia.com/mig-1g.10gb.me": 1}
+
+
+def test_sharing_strategy_label():
+    # baseLabeler: "time-slicing" for a resource shared with replicas > 1, else "none" (also when
+    # GFD labels a MIG-enabled GPU without sharing).
+    shared = node_capacity(T4, [OFF] * 4, "none", {"replicas": 4})["labels"]
+    assert shared["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
+    assert node_capacity(T4, [OFF], "none")["labels"]["nvidia.com/gpu.sharing-strategy"] == "none"
+    layout = GpuLayout.of(True, {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1})
+    mixed = node_capacity(A100_PCIE, [layout], "mixed", {"resources": {"nvidia.com/mig-1g.10gb": 3}})["labels"]
+    assert mixed["nvidia.com/mig-1g.10gb.sharing-strategy"] == "time-slicing"
+    assert mixed["nvidia.com/mig-2g.20gb.sharing-strategy"] == "none"
+    assert mixed["nvidia.com/gpu.sharing-strategy"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("product_name", "profile"),
+    [("NVIDIA A100-SXM4-80GB", "1g.20gb"), ("NVIDIA H200", "1g.35gb"), ("NVIDIA H200", "2g.35gb")],
+)
+def test_single_strategy_with_unknown_mig_memory_predicts_no_memory_label(product_name, profile):
+    product = find_product(product_name)
+    assert product.mig.profile(profile).memory_mib is None
+    planned = node_capacity(product, [GpuLayout.of(True, {profile: 1})] * 2, "single")
+    assert planned["labels"]["nvidia.com/gpu.product"].endswith(f"-MIG-{profile}")
+    # The full GPU's memory would be wrong for a MIG device; no value is better than a wrong one.
+    assert "nvidia.com/gpu.memory" not in planned["labels"]
 
 
 def test_ada_lovelace_family():

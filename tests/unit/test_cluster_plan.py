@@ -54,10 +54,12 @@ def test_good_inventory_exact_capacity():
         "nvidia.com/mig-3g.40gb": 16,
     }
     assert nodes["a100"]["gpu_product"] == "NVIDIA A100-SXM4-80GB"
-    assert nodes["h100"]["labels"]["nvidia.com/mig.config"] == "all-balanced"
-    assert "nvidia.com/mig.config" not in nodes["h100_unmanaged"]["labels"]
+    # gpuops_mig_manager host (default): the mig role applies layouts, no node carries the operator's label.
+    assert not any("nvidia.com/mig.config" in node["labels"] for node in nodes.values())
     assert nodes["h100_unmanaged"]["mig_config"] is None
-    assert any("h100_unmanaged" in note and "assumes MIG disabled" in note for note in plan.notes)
+    assert any(
+        "h100_unmanaged" in note and "does not touch MIG" in note and "assumes MIG off" in note for note in plan.notes
+    )
 
 
 def test_device_plugin_configmap_one_key_per_distinct_config():
@@ -89,17 +91,125 @@ def test_gpu_operator_values_and_mig_parted_document():
     }
     assert values["mig"] == {"strategy": "mixed"}
     assert values["devicePlugin"]["config"]["default"] == "default"
-    assert values["migManager"]["config"] == {
-        "create": False,
-        "name": "gpuops-mig-parted-config",
-        "default": "all-disabled",
-    }
+    # The collection's mig role owns MIG: the operator's mig-manager must not run beside it.
+    assert values["migManager"] == {"enabled": False}
     configs = plan.mig_parted_config["mig-configs"]
     assert configs["half-small-half-medium"] == USER_CONFIGS["mig-configs"]["half-small-half-medium"]
     assert configs["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
     assert "all-balanced" in configs
     assert "CONTAINERD_CONFIG" not in str(values)
     assert "env" not in plan_cluster(good_cluster(), {"rke2": False}).gpu_operator_values["toolkit"]
+
+
+def test_operator_mig_manager_gets_the_configmap_labels_and_leaves_unlabelled_nodes_alone():
+    nodes = good_cluster()
+    for intent in nodes.values():
+        intent["gpuops_mig_manager"] = "operator"
+    plan = plan_cluster(nodes)
+    assert plan.gpu_operator_values["migManager"] == {
+        "enabled": True,
+        # An empty default: the operator labels unlabelled nodes only for the default all-disabled.
+        "config": {"create": False, "name": "gpuops-mig-parted-config", "default": ""},
+    }
+    labels = {host: node["labels"] for host, node in plan.capacity["nodes"].items()}
+    assert labels["h100"]["nvidia.com/mig.config"] == "all-balanced"
+    assert labels["a100"]["nvidia.com/mig.config"] == "half-small-half-medium"
+    assert "nvidia.com/mig.config" not in labels["h100_unmanaged"]
+    assert "nvidia.com/mig.config" not in labels["l4"]
+
+
+def test_mig_manager_must_be_valid_and_cluster_wide():
+    nodes = cluster(a=L4, b=L4, c=L4)
+    nodes["a"]["gpuops_mig_manager"] = "operator"
+    nodes["c"]["gpuops_mig_manager"] = "mig-parted"
+    errors, _text = errors_of(nodes)
+    assert errors[("c", "gpuops_mig_manager")] == "'mig-parted' is not valid; valid: host, operator"
+    assert "same on every GPU node" in errors[("a", "gpuops_mig_manager")]
+    assert "same on every GPU node" in errors[("b", "gpuops_mig_manager")]
+
+
+def test_all_disabled_is_accepted_on_gpus_without_mig():
+    no_mig = {"version": "v1", "mig-configs": {"plain": [{"devices": "all", "mig-enabled": False}]}}
+    nodes = cluster(
+        l4=L4 | {"gpuops_mig_config": "all-disabled", "gpuops_time_slicing": {"replicas": 2}},
+        l4_own=L4 | {"gpuops_mig_config": "plain"},
+        a100=A100 | {"gpuops_mig_config": "all-disabled"},
+    )
+    nodes["l4_own"]["gpuops_mig_configs"] = no_mig
+    plan = plan_cluster(nodes)
+    resources = {host: node["resources"] for host, node in plan.capacity["nodes"].items()}
+    assert resources == {
+        "l4": {"nvidia.com/gpu": 8},
+        "l4_own": {"nvidia.com/gpu": 4},
+        "a100": {"nvidia.com/gpu": 8},
+    }
+    assert plan.table.count("no MIG") == 2
+
+
+def test_one_invalid_user_config_does_not_hide_the_others():
+    configs = {
+        "version": "v1",
+        "mig-configs": {
+            "broken": [{"devices": "all", "mig-enabled": "yes"}],
+            "good": [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}],
+            "too-many": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 8}}],
+        },
+    }
+    nodes = cluster(
+        uses_broken=A100 | {"gpuops_mig_config": "broken"},
+        uses_good=A100 | {"gpuops_mig_config": "good"},
+        uses_too_many=A100 | {"gpuops_mig_config": "too-many"},
+    )
+    for intent in nodes.values():
+        intent["gpuops_mig_configs"] = configs
+    errors, _text = errors_of(nodes)
+    assert "mig-configs.broken[0]" in errors[("uses_broken", "gpuops_mig_configs")]
+    assert errors[("uses_broken", "gpuops_mig_config")] == (
+        "MIG config 'broken' in gpuops_mig_configs is invalid (see the gpuops_mig_configs errors)"
+    )
+    # The valid configs stay defined and are checked in full: the good one passes, the other's own
+    # problem (8 x 1g.10gb) is reported, not "undefined".
+    assert ("uses_good", "gpuops_mig_config") not in errors
+    assert "at most 7" in errors[("uses_too_many", "gpuops_mig_config")]
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        (None, "is not set; give the number of GPUs per node, a whole number such as 8"),
+        ("\u00b2", "must be a whole number of GPUs per node such as 8 or \"8\", got '\u00b2'"),
+        ("x", "must be a whole number of GPUs per node"),
+        ("4.0", "must be a whole number of GPUs per node"),
+        (4.0, "must be a whole number of GPUs per node"),
+        (True, "must be a whole number of GPUs per node"),
+        ("-2", "must be a whole number of GPUs per node"),
+        (-2, "must be 1 or more GPUs per node, got -2"),
+    ],
+)
+def test_bad_gpu_counts_are_reported_not_raised(count, expected):
+    intent = dict(L4)
+    if count is None:
+        del intent["gpuops_gpu_count"]
+    else:
+        intent["gpuops_gpu_count"] = count
+    errors, _text = errors_of(cluster(bad=intent, bad_too=L4 | {"gpuops_time_slicing": {"replicas": "x"}}))
+    assert expected in errors[("bad", "gpuops_gpu_count")]
+    # The rest of the list survives.
+    assert "whole number" in errors[("bad_too", "gpuops_time_slicing.replicas")]
+
+
+def test_ascii_digit_strings_from_ini_or_extra_vars_are_numbers():
+    nodes = cluster(
+        l4=L4
+        | {"gpuops_gpu_count": "4", "gpuops_time_slicing": {"replicas": "3", "resources": {"nvidia.com/gpu": "2"}}}
+    )
+    plan = plan_cluster(nodes)
+    assert plan.capacity["nodes"]["l4"]["gpu_count"] == 4
+    assert plan.capacity["nodes"]["l4"]["resources"] == {"nvidia.com/gpu": 8}
+    key = plan.capacity["nodes"]["l4"]["labels"]["nvidia.com/device-plugin.config"]
+    assert plan.device_plugin_configmap["data"][key]["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 2}
+    ]
 
 
 def test_user_config_overrides_builtin_of_same_name():

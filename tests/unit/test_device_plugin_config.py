@@ -129,6 +129,18 @@ def test_valid_time_slicing(value):
     assert lint_time_slicing(value) == []
 
 
+def test_ascii_digit_strings_from_ini_or_extra_vars_are_replicas():
+    value = {"replicas": "4", "resources": {"nvidia.com/mig-1g.10gb": "3"}}
+    assert lint_time_slicing(value) == []
+    config = build_device_plugin_config("mixed", value, ["nvidia.com/gpu", "nvidia.com/mig-1g.10gb"])
+    assert config["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 4},
+        {"name": "nvidia.com/mig-1g.10gb", "replicas": 3},
+    ]
+    # The plugin's own YAML stays int-only: the config the collection writes passes the strict linter.
+    assert lint_device_plugin_config(config) == []
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -144,7 +156,12 @@ def test_valid_time_slicing(value):
             "gpuops_time_slicing.rename_by_defualt: unknown key; did you mean",
         ),
         ({"replicas": 4, "colour": 1}, "gpuops_time_slicing.colour: unknown key; valid keys: replicas, resources,"),
-        ({"replicas": "4"}, "gpuops_time_slicing.replicas: must be a whole number (a YAML integer such as 4, not '4')"),
+        ({"replicas": "x"}, "gpuops_time_slicing.replicas: must be a whole number such as 4 or \"4\", not 'x'"),
+        ({"replicas": "4.0"}, "gpuops_time_slicing.replicas: must be a whole number such as 4 or \"4\", not '4.0'"),
+        ({"replicas": "\u00b2"}, "gpuops_time_slicing.replicas: must be a whole number"),
+        ({"replicas": "-4"}, "gpuops_time_slicing.replicas: must be a whole number"),
+        ({"replicas": -4}, "gpuops_time_slicing.replicas: number of replicas must be >= 2, got -4"),
+        ({"replicas": "1"}, "number of replicas must be >= 2, got 1; 1 replica means no time-slicing"),
         ({"replicas": True}, "gpuops_time_slicing.replicas: must be a whole number"),
         ({"replicas": 4.0}, "gpuops_time_slicing.replicas: must be a whole number"),
         ({"replicas": 0}, "gpuops_time_slicing.replicas: number of replicas must be >= 2, got 0"),
@@ -159,7 +176,7 @@ def test_valid_time_slicing(value):
         ({"resources": {"nvidia.com/gpu.shared": 4}}, "name the resource as the plugin detects it ('nvidia.com/gpu')"),
         ({"resources": {"nvidia.com/tpu": 4}}, "not a resource the device plugin advertises"),
         ({"resources": {"nvidia.com/gpu": 1}}, "number of replicas must be >= 2, got 1; to leave a resource unshared"),
-        ({"resources": {"nvidia.com/gpu": "3"}}, 'resources["nvidia.com/gpu"]: must be a whole number'),
+        ({"resources": {"nvidia.com/gpu": "three"}}, 'resources["nvidia.com/gpu"]: must be a whole number'),
     ],
 )
 def test_invalid_time_slicing(value, expected):

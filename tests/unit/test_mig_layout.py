@@ -19,6 +19,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import
 from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import (
     MigLayoutError,
     builtin_mig_configs,
+    entry_selects_gpu,
     gpu_layout,
     lint_mig_parted_document,
     merged_mig_parted_document,
@@ -380,3 +381,14 @@ def test_merged_document_lets_user_configs_override():
     assert merged["mig-configs"]["all-1g.10gb"] == builtins["all-1g.10gb"]
     merged["mig-configs"]["all-1g.10gb"][0]["mig-devices"]["1g.10gb"] = 1
     assert builtins["all-1g.10gb"][0]["mig-devices"]["1g.10gb"] == 7
+
+
+def test_device_filter_matches_the_device_id_the_gpu_reports():
+    """As mig-parted: the filter is compared with the GPU's own PCI id; the catalog ids only without one."""
+    product = find_product("A100-PCIE-40GB")  # the catalog lists 0x20B110DE and 0x20F110DE for it
+    entry = {"devices": "all", "device-filter": "0x20F110DE", "mig-enabled": False}
+    assert entry_selects_gpu(entry, 0, product) is True
+    assert entry_selects_gpu(entry, 0, product, device_id="0x20f110de") is True
+    assert entry_selects_gpu(entry, 0, product, device_id="0x20B110DE") is False
+    with pytest.raises(MigLayoutError, match="PCI 0x20B110DE"):
+        gpu_layout([entry], 0, product, "0x20B110DE")

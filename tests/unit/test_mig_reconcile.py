@@ -491,3 +491,197 @@ def test_boot_time_restore_command_recreates_the_layout(tmp_path, monkeypatch):
     assert "GPU 1 (NVIDIA A100-SXM4-80GB): MIG enabled: 2g.20gb at 0:2" in first.stdout
     assert "11 nvidia-smi calls, 2 of them changed state" in first.stdout
     assert second.returncode == 0 and "3 nvidia-smi calls, 0 of them changed state" in second.stdout
+
+
+def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp_path, monkeypatch):
+    """The unit of a host without gpuops_mig_configs runs without --config-file: built-in configs only."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
+    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
+    script = str(repo / "roles/mig/files/gpuops_mig_apply.py")
+    lib = str(repo / ".build/collections")
+
+    done = subprocess.run(
+        [sys.executable, script, "--config-name", "all-1g.10gb", "--lib-dir", lib],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "MIG enabled: " + ", ".join(f"1g.10gb at {start}:1" for start in range(7)) in done.stdout
+
+
+def render_unit(**variables):
+    """roles/mig/templates/gpuops-mig-apply.service.j2 as the template module renders it (trim_blocks)."""
+    import jinja2
+
+    folder = pathlib.Path(__file__).resolve().parents[2] / "roles/mig/templates"
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), trim_blocks=True)
+    environment.filters["comment"] = lambda text: "# " + text
+    values = {"ansible_managed": "managed", "mig_config_dir": "/etc/gpuops", "mig_lib_dir": "/usr/local/lib/gm"}
+    return environment.get_template("gpuops-mig-apply.service.j2").render(values, **variables)
+
+
+def exec_start_argv(unit):
+    """ExecStart as systemd splits it: "..." quoting with backslash escapes, then %% -> % and $$ -> $."""
+    import shlex
+
+    line = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    return [word.replace("%%", "%").replace("$$", "$") for word in shlex.split(line[len("ExecStart=") :])]
+
+
+def test_unit_quotes_the_config_name_and_reads_a_document_only_when_there_is_one():
+    name = 'mixed "a" 50% $HOME\\x'
+    with_document = exec_start_argv(render_unit(mig_config_name=name, mig_configs=document(m=all_gpus())))
+    builtin = exec_start_argv(render_unit(mig_config_name="all-balanced", mig_configs={}))
+
+    assert with_document[with_document.index("--config-name") + 1] == name
+    assert with_document[with_document.index("--config-file") + 1] == "/etc/gpuops/mig-config.json"
+    assert "--config-file" not in builtin
+    assert builtin[builtin.index("--config-name") + 1] == "all-balanced"
+
+
+def test_output_of_an_unexpected_shape_after_a_change_is_rolled_back_and_reported():
+    host = DoubleHost(A100, 1)
+    host.smi("-i", "0", "-mig", "1")
+    bad = {"left": 1}
+
+    def run(argv):
+        rc, stdout, stderr = host.run(argv)
+        if argv[1:] == ["mig", "-i", "0", "-lgi"] and bad["left"]:
+            bad["left"] -= 1
+            return rc, stdout.replace("MIG 1g.10gb", "MIG  1g.10gb ???", 1), stderr
+        return rc, stdout, stderr
+
+    with pytest.raises(engine.MigReconcileError) as error:
+        engine.reconcile(run, SMI, None, "all-1g.10gb")
+
+    assert "unexpected output" in error.value.message
+    assert "it was put back to its previous layout" in error.value.message
+    assert error.value.command["cmd"] == [SMI, "mig", "-i", "0", "-lgi"] and "???" in error.value.command["stdout"]
+    assert error.value.result["gpus"][0]["rolled_back"] is True
+    assert host.layout(0) == []
+
+
+def test_any_other_error_after_a_change_reports_the_calls_and_the_state():
+    host = DoubleHost(A100, 1)
+
+    def run(argv):
+        if "-cgi" in argv:
+            raise KeyError("surprise")
+        return host.run(argv)
+
+    with pytest.raises(engine.MigReconcileError) as error:
+        engine.reconcile(run, SMI, None, "all-7g.80gb")
+
+    assert "unexpected error after changing the GPUs: KeyError" in error.value.message
+    assert "'mig_enabled': True" in error.value.message  # the state read back after the error
+    assert [SMI, "-i", "0", "-mig", "1"] in [call["cmd"] for call in error.value.result["commands"]]
+    assert error.value.result["changed"] is True
+
+
+def test_process_name_with_commas_is_named_in_the_refusal(host):
+    host.reconcile(None, "all-7g.80gb")
+    host.state["processes"].append(
+        {"gpu": 0, "gpu_instance": 0, "pid": 5, "name": "python3 -c a,b", "used_memory_mib": 1}
+    )
+
+    with pytest.raises(engine.MigReconcileError, match=r"GPU 0: pid 5 python3 -c a,b; stop"):
+        host.reconcile(None, "all-1g.10gb")
+
+    assert host.changing_calls() == []
+
+
+def partial_compute_instances(host):
+    """GPU 0 with one 3g.40gb GPU instance split into three 1c.3g.40gb compute instances (mig -cci)."""
+    host.smi("-i", "0", "-mig", "1")
+    host.smi("mig", "-i", "0", "-cgi", "9:0")
+    host.smi("mig", "-i", "0", "-gi", "1", "-cci", "1c.3g.40gb,1c.3g.40gb,1c.3g.40gb")
+
+
+def test_partial_compute_instances_converge_to_whole_ones():
+    host = DoubleHost(A100, 1)
+    partial_compute_instances(host)
+
+    result = host.reconcile(None, "all-3g.40gb")
+
+    assert result["gpus"][0]["before"]["instances"] == [
+        {"profile": "3g.40gb", "placement": "0:4", "compute_instances": 3}
+    ]
+    assert [call[1:] for call in host.changing_calls()] == [
+        ["mig", "-i", "0", "-dci"],
+        ["mig", "-i", "0", "-dgi"],
+        ["mig", "-i", "0", "-cgi", "9:0,9:4", "-C"],
+    ]
+    assert host.layout(0) == [(9, 0, 1), (9, 4, 1)]
+
+
+def test_rollback_recreates_partial_compute_instances():
+    host = DoubleHost(A100, 1)
+    partial_compute_instances(host)
+
+    def refuse_the_new_layout(argv):
+        if "-C" in argv:
+            host.state["gpus"][0]["gpu_instances"].append(
+                {"id": 0, "profile_id": 0, "start": 0, "size": 8, "compute_instances": []}
+            )
+
+    host.before_call = refuse_the_new_layout
+    with pytest.raises(engine.MigReconcileError, match="it was put back to its previous layout"):
+        host.reconcile(None, "all-7g.80gb")
+
+    assert host.layout(0) == [(9, 0, 3)]
+    assert [call[1:] for call in host.changing_calls()][-2:] == [
+        ["mig", "-i", "0", "-cgi", "9:0"],
+        ["mig", "-i", "0", "-gi", "1", "-cci", "0,0,0"],
+    ]
+
+
+def test_check_mode_reports_what_a_real_run_does_for_a_gpu_awaiting_a_reset():
+    """MIG enabled with instances, disable pending: the run destroys the instances and still needs a reboot."""
+    plans = []
+    for check_mode in (True, False):
+        host = DoubleHost(A100, 1)
+        host.reconcile(None, "all-1g.10gb")
+        host.state["gpus"][0]["mig_pending"] = False
+        plans.append(host.reconcile(None, "all-disabled", check_mode=check_mode))
+    check, real = plans
+
+    assert check["reboot_required"] is real["reboot_required"] is True
+    assert check["pending_gpus"] == real["pending_gpus"] == [0]
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+    assert check["gpus"][0]["after"] == {"mig_enabled": True, "mig_pending": "disabled", "instances": []}
+
+
+def test_check_mode_shows_no_instances_on_a_gpu_whose_enable_is_pending():
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True
+
+    check = host.reconcile(None, "all-1g.10gb", check_mode=True)
+    real = host.reconcile(None, "all-1g.10gb")
+
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+    assert check["gpus"][0]["after"] == {"mig_enabled": False, "mig_pending": "enabled", "instances": []}
+    assert check["reboot_required"] is real["reboot_required"] is True
+
+
+def test_devices_naming_a_missing_gpu_fail_before_any_change(host):
+    missing = r"m\[0\]\.devices: GPU 5 does not exist on this host; valid: 0, 1"
+    with pytest.raises(engine.MigReconcileError, match=missing):
+        host.reconcile(document(m=[{"devices": [5], "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]), "m")
+
+    assert host.changing_calls() == []
+
+
+def test_device_filter_is_matched_against_the_reported_device_id():
+    """The double reports 0x20B110DE for an A100-PCIE-40GB; a filter on its other catalog id does not select it."""
+    host = DoubleHost("NVIDIA A100-PCIE-40GB", 1)
+    entry = {"devices": "all", "device-filter": "0x20F110DE", "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}
+
+    result = host.reconcile(document(m=[entry]), "m")
+
+    assert result["changed"] is False and host.changing_calls() == []
+    assert "no entry of config m selects it" in result["gpus"][0]["note"]

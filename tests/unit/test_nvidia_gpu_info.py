@@ -215,3 +215,15 @@ def test_against_the_double_in_check_mode(tmp_path):
         " ".join([str(DOUBLE).rsplit("/", 1)[1], *argv[1:]]) for argv in (QUERY, XML, LGI, LCI, APPS)
     ]
     assert json.loads((tmp_path / "state.json").read_text())["reset_required"] is True
+
+
+def test_output_of_an_unexpected_shape_fails_with_command_and_output(read_published_text):
+    query = (
+        "0, GPU-513536b6-7d19-9063-b049-1e69664bb298, NVIDIA A100-SXM4-80GB, 00000000:01:00.0, 0x20B210DE, 81920,"
+        " 535.54.03, Enabled, Enabled\n"
+    )
+    xml = read_published_text("a100-sxm4-80gb/nvidia-smi-q-x.txt")
+    lgi = read_published_text("a100-80gb-pcie/mig-lgi.txt").replace("MIG 3g.40gb", "MIG 3g.40gb ???", 1)
+    result = run_module([(QUERY, (0, query, "")), (XML, (0, xml, "")), (LGI, (0, lgi, ""))])
+    assert result["failed"] and result["cmd"] == LGI and result["stdout"] == lgi and result["rc"] == 0
+    assert "cannot read" in result["msg"] and "???" in result["msg"]

@@ -173,3 +173,15 @@ def test_pending_mode_returns_reboot_required_with_a_warning(state):
     assert result["changed"] is True
     assert result["reboot_required"] is True and result["pending_gpus"] == [0]
     assert any("reset or a reboot is required" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize("content", ["", "\n", "{}\n"], ids=["empty", "blank", "empty-mapping"])
+def test_empty_config_file_fails_instead_of_meaning_builtin_configs(state, tmp_path, content):
+    path = tmp_path / "mig-config.json"
+    path.write_text(content)
+    calls = []
+
+    result = run_module(state, {"config_name": "all-1g.10gb", "config_file": str(path)}, calls=calls)
+
+    assert result["failed"] and f"config_file {path} is empty" in result["msg"]
+    assert calls == []

@@ -178,3 +178,46 @@ def test_every_invocation_is_logged(smi):
     smi("mig", "-lgip")
     smi("mig", "-cgi", "19", "-C")
     assert smi.calls() == ["nvidia-smi -mig 1", "nvidia-smi mig -lgip", "nvidia-smi mig -cgi 19 -C"]
+
+
+def test_cci_matches_the_recorded_run(smi, read_published_text):
+    """Partial compute instances in a 3g.40gb GPU instance: the -cci and -lci outputs of an A100 80GB PCIe."""
+    host(smi, "NVIDIA A100 80GB PCIe")
+    smi("mig", "-i", "0", "-cgi", "9:0")
+    created = smi("mig", "-i", "0", "-gi", "1", "-cci", "1c.3g.40gb,1c.3g.40gb")
+    assert created == read_published_text("a100-80gb-pcie/mig-cci-1c3g40gb-x2.txt")
+    listed = nvsmi.parse_compute_instances(smi("mig", "-i", "0", "-lci"))
+    recorded = nvsmi.parse_compute_instances(read_published_text("a100-80gb-pcie/mig-lci-gi1.txt"))
+    assert listed == recorded
+
+
+def test_cci_by_profile_id_fills_the_gpu_instance_then_refuses(smi):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    smi("mig", "-i", "0", "-cgi", "9:0")
+    out = smi("mig", "-i", "0", "-gi", "1", "-cci", "1,0")
+    assert [(ci.profile_name, ci.profile_id) for ci in nvsmi.parse_mig_change(out).created_compute_instances] == [
+        ("2c.3g.40gb", 1),
+        ("1c.3g.40gb", 0),
+    ]
+    refused = smi("mig", "-i", "0", "-gi", "1", "-cci", "0", rc=255)
+    assert "Insufficient Resources" in refused
+    smi("mig", "-i", "0", "-gi", "1", "-cci", "2c.1g.10gb", rc=2)
+
+
+def test_placement_without_start_differs_from_the_recorded_mixed_run(smi, read_published_text):
+    """Documented limit of the double: `-cgi 9,14,19 -C` without placements is not the driver's choice.
+
+    The real A100 80GB PCIe run put 3g@0, 2g@4, 1g@6 (GI ids 1, 5, 13); the double puts 3g@4, 2g@0,
+    1g@2 (GI ids 2, 3, 9). The GI id of each (size, start) slot agrees with the recording.
+    """
+    host(smi, "NVIDIA A100 80GB PCIe")
+    recorded = nvsmi.parse_mig_change(read_published_text("a100-80gb-pcie/mig-cgi-9-14-19-C.txt"))
+    produced = nvsmi.parse_mig_change(smi("mig", "-i", "0", "-cgi", "9,14,19", "-C"))
+    assert [gi.instance_id for gi in recorded.created_gpu_instances] == [1, 5, 13]
+    assert [gi.instance_id for gi in produced.created_gpu_instances] == [2, 3, 9]
+    placements = [(gi.profile_name, gi.placement_start) for gi in nvsmi.parse_gpu_instances(smi("mig", "-lgi"))]
+    assert sorted(placements) == [("1g.10gb", 2), ("2g.20gb", 0), ("3g.40gb", 4)]
+    # With the recorded placements given explicitly, the double gives the recorded ids.
+    host(smi, "NVIDIA A100 80GB PCIe")
+    explicit = nvsmi.parse_mig_change(smi("mig", "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"))
+    assert explicit == recorded

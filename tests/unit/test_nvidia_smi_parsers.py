@@ -401,3 +401,24 @@ def test_command_lines():
     assert nvsmi.destroy_gpu_instances_args(0, [7, 8]) == ["mig", "-i", "0", "-gi", "7,8", "-dgi"]
     with pytest.raises(ValueError):
         nvsmi.create_gpu_instances_args(0, [])
+
+
+def test_instance_rows_are_kept_beside_a_no_instances_line(read_published):
+    """[] only when there is no row: a "No ... found" line for another GPU must not hide the rows."""
+    lgi = read_published("a100-80gb-pcie/mig-lgi.txt") + "No GPU instances found.\n"
+    lci = read_published("a100-80gb-pcie/mig-lci-gi1.txt") + "No compute instances found.\n"
+    assert nvsmi.parse_gpu_instances(lgi) == nvsmi.parse_gpu_instances(read_published("a100-80gb-pcie/mig-lgi.txt"))
+    assert nvsmi.parse_gpu_instances(lgi) != []
+    assert [ci.profile_name for ci in nvsmi.parse_compute_instances(lci)] == ["1c.3g.40gb", "1c.3g.40gb"]
+
+
+def test_compute_apps_process_name_with_commas():
+    """nvidia-smi does not quote process names: the name is what lies between the pid and the last field."""
+    text = "GPU-1, 4242, python3 -c import a,b, 2048\nGPU-2, 7, /usr/bin/x, [N/A]\n"
+    processes = nvsmi.parse_query_compute_apps(text)
+    assert [(p.gpu_uuid, p.pid, p.process_name, p.used_memory_mib) for p in processes] == [
+        ("GPU-1", 4242, "python3 -c import a,b", 2048),
+        ("GPU-2", 7, "/usr/bin/x", None),
+    ]
+    with pytest.raises(nvsmi.NvidiaSmiParseError):
+        nvsmi.parse_query_compute_apps("GPU-1, 4242\n")

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inventories" / "example"
 PLAN_FILES = {
@@ -87,3 +89,33 @@ def test_broken_inventory_fails_listing_every_problem_and_writes_nothing(tmp_pat
         "gpu-h100-1: gpuops_mig_config: undefined MIG config 'all-1g.5gb'; valid for NVIDIA H100 80GB HBM3:",
     ):
         assert line in output, output
+
+
+def test_dest_that_is_a_file_fails_before_writing(tmp_path):
+    dest = tmp_path / "plan"
+    dest.write_text("not a directory\n")
+    failed = run_plan(EXAMPLE, dest)
+    assert failed.returncode != 0
+    assert f"dest {dest} exists and is not a directory" in failed.stdout
+    assert dest.read_text() == "not a directory\n"
+
+
+def test_a_directory_in_place_of_a_plan_file_fails_before_writing(tmp_path):
+    plan_dir = tmp_path / "plan"
+    plan_dir.mkdir()
+    (plan_dir / "plan.txt").mkdir()
+    failed = run_plan(EXAMPLE, plan_dir)
+    assert failed.returncode != 0
+    assert "plan.txt is a directory" in failed.stdout
+    assert [path.name for path in plan_dir.iterdir()] == ["plan.txt"]
+
+
+def test_a_failed_write_replaces_no_file_and_leaves_no_temporary_file(tmp_path):
+    from ansible_collections.gpuops.cluster.plugins.action.cluster_plan import _write_all
+
+    (tmp_path / "capacity.json").write_text("old\n")
+    texts = {str(tmp_path / "capacity.json"): "new\n", str(tmp_path / "missing" / "plan.txt"): "new\n"}
+    with pytest.raises(FileNotFoundError):
+        _write_all(texts)
+    assert [path.name for path in tmp_path.iterdir() if path.is_file()] == ["capacity.json"]
+    assert (tmp_path / "capacity.json").read_text() == "old\n"

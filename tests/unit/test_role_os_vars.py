@@ -54,6 +54,7 @@ def test_nvidia_driver_source_defines_what_the_flow_reads(path, name, source):
     assert not missing, f"{path.name} source {name} lacks {missing}"
     assert set(source["module_packages"]) == {"open", "proprietary"}
     assert set(source["signed_module_packages"]) in (set(), {"open", "proprietary"})
+    assert set(source["signed_module_meta_packages"]) == set(source["signed_module_packages"])
 
 
 @pytest.mark.parametrize(("path", "name", "source"), list(nvidia_driver_sources()))

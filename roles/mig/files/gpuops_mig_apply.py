@@ -1,7 +1,8 @@
 """Re-create the MIG layout with the same code as the gpuops.cluster.nvidia_mig module.
 
 Installed by the gpuops.cluster.mig role beside its copy of the collection's module_utils and run
-at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py --config-file F --config-name N). Exit status:
+at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py [--config-file F] --config-name N); without
+--config-file only the built-in configs (all-disabled, all-1g.10gb, all-balanced, ...) exist. Exit status:
 0 layout in place, 1 not applied (the reason is printed), 2 a MIG mode change waits for a GPU
 reset or a reboot.
 """
@@ -29,7 +30,7 @@ def describe(layout):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config-file", required=True, help="mig-parted v1 document (JSON)")
+    parser.add_argument("--config-file", help="mig-parted v1 document (JSON); omitted: built-in configs only")
     parser.add_argument("--config-name", required=True)
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--lib-dir", default=here, help="folder holding ansible_collections/")
@@ -42,8 +43,10 @@ def main():
     if binary is None:
         print("nvidia-smi not found in PATH: the MIG layout cannot be restored", file=sys.stderr)
         return 1
-    with open(args.config_file, encoding="utf-8") as handle:
-        document = json.load(handle) or None
+    document = None
+    if args.config_file:
+        with open(args.config_file, encoding="utf-8") as handle:
+            document = json.load(handle)
     try:
         result = engine.reconcile(run, binary, document, args.config_name, check_mode=args.check)
     except engine.MigReconcileError as exc:
