@@ -215,23 +215,12 @@ def _applies(entries, product):
     return True
 
 
-def _non_mig_layouts(product, count, mig_config, entries):
-    """A config on a GPU without MIG is fine when it leaves MIG disabled on every one of its GPUs."""
-    problems = {}
-    for index in range(count):
-        try:
-            enabled, _devices = gpu_layout(entries, index, product)
-        except MigLayoutError as error:
-            problems.setdefault(str(error), []).append(str(index))
-            continue
-        if enabled:
-            capable = ", ".join(p.name for p in all_products() if p.mig)
-            return None, [
-                f"{product.name} does not support MIG but config {mig_config} enables it; use all-disabled "
-                f"or remove gpuops_mig_config (MIG-capable: {capable})"
-            ]
-    messages = [f"config {mig_config}, GPU {', '.join(indexes)}: {text}" for text, indexes in problems.items()]
-    return (None if messages else tuple(GpuLayout.of(False) for _gpu in range(count))), messages
+def _mig_unsupported(product, mig_config):
+    capable = ", ".join(p.name for p in all_products() if p.mig)
+    return (
+        f"{product.name} does not support MIG but config {mig_config} enables it; use all-disabled "
+        f"or remove gpuops_mig_config (MIG-capable: {capable})"
+    )
 
 
 def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
@@ -246,12 +235,13 @@ def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
             f"undefined MIG config {mig_config!r}; valid for {product.name}: {valid} "
             "(or define it in gpuops_mig_configs)"
         ]
-    if product.mig is None:
-        return _non_mig_layouts(product, count, mig_config, mig_configs[mig_config])
     problems, layouts = {}, []
     for index in range(count):
         try:
             enabled, devices = gpu_layout(mig_configs[mig_config], index, product)
+            # A GPU without MIG takes a config only when it leaves MIG disabled (all-disabled).
+            if enabled and product.mig is None:
+                return None, [_mig_unsupported(product, mig_config)]
             if enabled:
                 plan_layout(product, devices)
             layouts.append(GpuLayout.of(enabled, devices))
