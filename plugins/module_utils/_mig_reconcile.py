@@ -26,23 +26,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._mig_layout import 
     lint_mig_parted_document,
     plan_layout,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._nvidia_smi import CommandFailed
 
 ENABLED, DISABLED = "enabled", "disabled"
 # "1c.3g.40gb": a compute instance that holds part of its GPU instance (not what -C creates).
 _PARTIAL_CI = re.compile(r"^\d+c\.")
 # The query kinds that mean "nothing there" rather than a failure (rc 6 with these messages).
 _EMPTY_KINDS = (nvsmi.ErrorKind.NOT_FOUND, nvsmi.ErrorKind.NO_MIG_DEVICES)
-
-
-class CommandFailed(Exception):
-    """One nvidia-smi call that failed; carries what a user needs to see."""
-
-    def __init__(self, argv, rc, stdout, stderr, reason):
-        super().__init__(reason)
-        self.argv, self.rc, self.stdout, self.stderr, self.reason = argv, rc, stdout, stderr, reason
-
-    def as_dict(self):
-        return {"cmd": self.argv, "rc": self.rc, "stdout": self.stdout, "stderr": self.stderr}
 
 
 class MigReconcileError(Exception):
@@ -156,51 +146,6 @@ class Outcome:
         }
 
 
-# ---------------------------------------------------------------- running nvidia-smi
-
-
-class NvidiaSmi:
-    """Runs nvidia-smi through ``run`` and records every call (argv, rc, whether it changes state)."""
-
-    def __init__(self, binary, run):
-        self.binary, self._run, self.calls = binary, run, []
-
-    def _call(self, args, changes_state):
-        argv = [self.binary, *args]
-        rc, stdout, stderr = self._run(argv)
-        self.calls.append({"cmd": argv, "rc": rc, "changes_state": changes_state})
-        return argv, rc, stdout or "", stderr or ""
-
-    def query(self, args, allow_empty=False):
-        argv, rc, stdout, stderr = self._call(args, False)
-        if rc == 0:
-            return stdout
-        problem = nvsmi.classify_error(rc, stdout, stderr)
-        if allow_empty and problem is not None and problem.kind in _EMPTY_KINDS:
-            return ""
-        reason = problem.message if problem else f"exit status {rc}"
-        raise CommandFailed(argv, rc, stdout, stderr, reason)
-
-    def parsed(self, args, parser, allow_empty=False):
-        """``parser`` applied to a query's output; output of an unexpected shape is a CommandFailed too."""
-        stdout = self.query(args, allow_empty)
-        try:
-            return parser(stdout)
-        except ValueError as exc:  # NvidiaSmiParseError included
-            argv, rc = self.calls[-1]["cmd"], self.calls[-1]["rc"]
-            raise CommandFailed(argv, rc, stdout, "", f"unexpected output: {exc}") from exc
-
-    def change(self, args):
-        """Run a state-changing call; CommandFailed unless nvidia-smi reports success for all of it."""
-        argv, rc, stdout, stderr = self._call(args, True)
-        problem = nvsmi.classify_error(rc, stdout, stderr)
-        failures = nvsmi.parse_mig_change(stdout).failures
-        if rc != 0 or failures or (problem and problem.kind != nvsmi.ErrorKind.PENDING_MIG_MODE):
-            reason = problem.message if problem else f"exit status {rc}"
-            raise CommandFailed(argv, rc, stdout, stderr, reason)
-        return stdout
-
-
 # ---------------------------------------------------------------- reading the state
 
 
@@ -233,9 +178,11 @@ def read_state(smi, only_gpu=None):
         rows = [row for row in rows if row.index == only_gpu]
     instances = {}
     if any(row.mig_mode_current == ENABLED for row in rows):
-        gis = smi.parsed(nvsmi.list_gpu_instances_args(only_gpu), nvsmi.parse_gpu_instances, allow_empty=True)
+        gis = smi.parsed(nvsmi.list_gpu_instances_args(only_gpu), nvsmi.parse_gpu_instances, empty_kinds=_EMPTY_KINDS)
         cis = (
-            smi.parsed(nvsmi.list_compute_instances_args(only_gpu), nvsmi.parse_compute_instances, allow_empty=True)
+            smi.parsed(
+                nvsmi.list_compute_instances_args(only_gpu), nvsmi.parse_compute_instances, empty_kinds=_EMPTY_KINDS
+            )
             if gis
             else []
         )
@@ -511,7 +458,7 @@ def reconcile(run, binary, document, config_name, check_mode=False):
     GPU, and after a failed change with the GPU rolled back or its exact state reported. Any other
     error becomes a MigReconcileError too, with the calls made so far and the GPUs' state as read then.
     """
-    smi = NvidiaSmi(binary, run)
+    smi = nvsmi.NvidiaSmiRunner(binary, run)
     outcome = Outcome(commands=smi.calls)
     try:
         return _reconcile(smi, binary, document, config_name, check_mode, outcome)

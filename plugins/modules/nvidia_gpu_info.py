@@ -179,33 +179,6 @@ NVIDIA_VENDOR = "0x10de"
 NVSWITCH_CLASS_PREFIX = "0x0680"  # PCI "bridge, other": how NVSwitch chips enumerate
 
 
-class NvidiaSmi:
-    """Runs nvidia-smi argv lists; fails the module with cmd/rc/stdout/stderr on unexpected errors."""
-
-    def __init__(self, module, binary):
-        self.module = module
-        self.binary = binary
-
-    def run(self, args, parser, tolerated=()):
-        """``parser`` applied to a run's stdout; an NvidiaSmiError when its classified kind is in ``tolerated``.
-
-        A failed run, or output of a shape ``parser`` does not know, fails the module with the command and output.
-        """
-        cmd = [self.binary, *args]
-        rc, stdout, stderr = self.module.run_command(cmd)
-        problem = nvsmi.classify_error(rc, stdout, stderr)
-        if rc == 0 and problem is None:
-            try:
-                return parser(stdout)
-            except ValueError as exc:  # NvidiaSmiParseError included
-                problem_text = f"nvidia-smi printed output this module cannot read: {exc}"
-        elif problem is not None and problem.kind in tolerated:
-            return problem
-        else:
-            problem_text = "nvidia-smi failed: " + (problem.message if problem else f"exit code {rc}")
-        self.module.fail_json(msg=problem_text, cmd=cmd, rc=rc, stdout=stdout, stderr=stderr)
-
-
 def nvswitch_present(pci_glob=PCI_DEVICES_GLOB):
     """Whether an NVIDIA device of PCI class 0x0680 (NVSwitch) is on the bus."""
     for device in glob.glob(pci_glob):
@@ -230,11 +203,9 @@ def mig_instances(smi, gpu_indexes):
     found = {index: [] for index in gpu_indexes}
     if not gpu_indexes:
         return found
-    tolerated = (nvsmi.ErrorKind.NOT_FOUND,)
-    gis = smi.run(nvsmi.list_gpu_instances_args(), nvsmi.parse_gpu_instances, tolerated)
-    cis = smi.run(nvsmi.list_compute_instances_args(), nvsmi.parse_compute_instances, tolerated)
-    gis = [] if isinstance(gis, nvsmi.NvidiaSmiError) else gis
-    cis = [] if isinstance(cis, nvsmi.NvidiaSmiError) else cis
+    none_found = (nvsmi.ErrorKind.NOT_FOUND,)
+    gis = smi.parsed(nvsmi.list_gpu_instances_args(), nvsmi.parse_gpu_instances, none_found)
+    cis = smi.parsed(nvsmi.list_compute_instances_args(), nvsmi.parse_compute_instances, none_found)
     for gi in gis:
         compute = [
             {
@@ -274,19 +245,21 @@ def gather(module):
     if not binary:
         result["reason"] = "nvidia-smi was not found in PATH (is the NVIDIA driver installed?)"
         return result
-    smi = NvidiaSmi(module, binary)
-    absent = (nvsmi.ErrorKind.DRIVER_NOT_LOADED, nvsmi.ErrorKind.NO_DEVICES)
-    rows = smi.run(nvsmi.query_gpu_args(), nvsmi.parse_query_gpu, absent)
-    if isinstance(rows, nvsmi.NvidiaSmiError):
-        result["reason"] = rows.message
+    smi = nvsmi.NvidiaSmiRunner(binary, module.run_command)
+    try:
+        rows = smi.parsed(nvsmi.query_gpu_args(), nvsmi.parse_query_gpu)
+    except nvsmi.CommandFailed as failed:
+        if failed.kind not in (nvsmi.ErrorKind.DRIVER_NOT_LOADED, nvsmi.ErrorKind.NO_DEVICES):
+            raise
+        result["reason"] = failed.reason
         return result
     if not rows:
         result["reason"] = "nvidia-smi listed no GPU"
         return result
-    report = smi.run(nvsmi.query_xml_args(), nvsmi.parse_query_xml)
+    report = smi.parsed(nvsmi.query_xml_args(), nvsmi.parse_query_xml)
     fabric = {gpu.uuid: gpu.fabric_state for gpu in report.gpus}
     instances = mig_instances(smi, [row.index for row in rows if row.mig_mode_current == "enabled"])
-    processes = smi.run(nvsmi.query_compute_apps_args(), nvsmi.parse_query_compute_apps)
+    processes = smi.parsed(nvsmi.query_compute_apps_args(), nvsmi.parse_query_compute_apps)
     for row in rows:
         product = catalog_match(row)
         if product is None:
@@ -324,7 +297,10 @@ def gather(module):
 
 def main():
     module = AnsibleModule(argument_spec={}, supports_check_mode=True)
-    result = gather(module)
+    try:
+        result = gather(module)
+    except nvsmi.CommandFailed as failed:
+        module.fail_json(msg=f"nvidia-smi failed: {failed.reason}", **failed.as_dict())
     facts = {
         "nvidia_gpu_detected": result["gpu_detected"],
         "nvidia_gpu_reason": result["reason"],
