@@ -20,11 +20,11 @@ export GPUOPS_NVSMI_FIXTURES
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help plan test lint sanity unit molecule bench collection clean
+.PHONY: help plan test lint importer sanity unit molecule bench collection clean
 
 help:
 	@echo "make plan      validate an inventory and print the cluster plan (INVENTORY=, PLAN_DIR=)"
-	@echo "make test      lint, ansible-test sanity, unit tests, molecule scenarios"
+	@echo "make test      lint, galaxy-importer, ansible-test sanity and units, unit tests, molecule scenarios"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
 	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
 
@@ -45,7 +45,7 @@ $(COLLECTION_LINK):
 plan: $(VENV)/.runtime collection
 	$(BIN)/ansible-playbook playbooks/plan.yml -i $(INVENTORY) -e gpuops_plan_dir=$(abspath $(PLAN_DIR))
 
-test: lint sanity unit molecule
+test: lint importer sanity unit molecule
 
 lint: $(VENV)/.test collection
 	$(BIN)/yamllint --strict .
@@ -55,13 +55,49 @@ lint: $(VENV)/.test collection
 	$(BIN)/ansible-lint --profile production
 	$(BIN)/antsibull-changelog lint
 
+# The collection as users get it: build the tarball, run galaxy-importer on it (Galaxy's upload
+# checks, from its own virtualenv; any ERROR or WARNING fails, except the note that
+# tests/sanity has an ignore file), install it with --no-deps and run ansible-test sanity there.
+# Under .cache/, which git, yamllint, ansible-lint and the collection build all leave out.
+IMPORTER_VENV := .cache/venv-importer
+IMPORTER_TOP := $(or $(TMPDIR),/tmp)/gpuops-cluster-importer
+$(IMPORTER_VENV)/.importer: requirements-importer.txt
+	$(PYTHON) -m venv $(IMPORTER_VENV)
+	$(IMPORTER_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-importer.txt
+	touch $@
+
+importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
+	@command -v shellcheck >/dev/null || { echo "importer: installing shellcheck with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
+	rm -rf $(IMPORTER_TOP) && mkdir -p $(IMPORTER_TOP)/build
+	@start=$$(date +%s); \
+	$(BIN)/ansible-galaxy collection build --output-path $(IMPORTER_TOP)/build; \
+	cd $(IMPORTER_TOP) && PATH="$(CURDIR)/$(IMPORTER_VENV)/bin:$$PATH" \
+	  GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/tools/galaxy-importer.cfg \
+	  $(CURDIR)/$(IMPORTER_VENV)/bin/python -m galaxy_importer.main build/gpuops-cluster-*.tar.gz \
+	  | tee importer.log; \
+	if grep -E '^(ERROR|WARNING|CRITICAL)' importer.log | grep -v 'Ignore files skip ansible-test sanity tests'; then \
+	  echo "importer: galaxy-importer reported the problems above"; exit 1; fi; \
+	echo "== galaxy-importer passed in $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); \
+	$(BIN)/ansible-galaxy collection install --force --no-deps $(IMPORTER_TOP)/build/gpuops-cluster-*.tar.gz \
+	  -p $(IMPORTER_TOP)/installed; \
+	mkdir -p $(HOME)/.ansible/test/cache; \
+	cp tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_24_2.py; \
+	cd $(IMPORTER_TOP)/installed/ansible_collections/gpuops/cluster && $(BIN)/ansible-test sanity --python 3.11 --color no; \
+	echo "== install and ansible-test sanity of the installed copy passed in $$(( $$(date +%s) - start )) s"
+
 # ansible-test must run from a tree shaped ansible_collections/NAMESPACE/NAME: copy the
-# files git knows (tracked or not ignored) there.
+# files git knows (tracked or not ignored, and still present) there. Then ansible-test's own unit
+# test runner on tests/unit, in a virtualenv it builds; the recorded outputs of
+# GPUOPS_NVSMI_FIXTURES do not reach it (`make unit` runs those tests).
 sanity: $(VENV)/.test
 	@command -v shellcheck >/dev/null || { echo "sanity: installing shellcheck with apt-get"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
 	rm -rf $(SANITY_TOP) && mkdir -p $(SANITY_ROOT)
-	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t $(SANITY_ROOT)
+	git ls-files -z --cached --others --exclude-standard \
+	  | while IFS= read -r -d '' file; do if [ -e "$$file" ]; then printf '%s\0' "$$file"; fi; done \
+	  | xargs -0 cp --parents -t $(SANITY_ROOT)
 	mkdir -p $(HOME)/.ansible/test/cache
 	cp tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_24_2.py
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test sanity --python 3.11 --color no
@@ -72,6 +108,7 @@ sanity: $(VENV)/.test
 	  cd $(SANITY_ROOT) && PATH="$$(dirname "$$py39"):$$PATH" $(BIN)/ansible-test sanity --test compile --test import --python 3.9 \
 	    --python-interpreter "$$py39" --color no; \
 	else echo "SKIPPED: sanity on Python 3.9 (no working python3.9 on this machine)"; fi
+	cd $(SANITY_ROOT) && $(BIN)/ansible-test units --python 3.11 --venv --requirements --color no
 
 unit: $(VENV)/.test collection
 	$(BIN)/pytest tests/unit

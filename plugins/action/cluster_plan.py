@@ -1,5 +1,6 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Action plugin of gpuops.cluster.cluster_plan: the whole plan runs once, on the controller."""
 
 from __future__ import annotations
@@ -12,17 +13,31 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpuops.cluster.plugins.module_utils._cluster_plan import (
+from ansible.utils.display import Display
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import (
     DEFAULT_SETTINGS,
     FILES,
     INTENT_VARIABLES,
-    IntentError,
-    IntentErrors,
     plan_cluster,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import IntentError, IntentErrors
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory import (
+    RUN_VARIABLES,
+    group_warnings,
+    unknown_variable_warnings,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.role_variables import (
+    HOST_ROLES,
+    RoleVariableChecker,
+    load_role_options,
+)
 
+display = Display()
+
+# Where the plan goes when gpuops_plan_dir (dest) is not given, next to the inventory.
+DEFAULT_DEST_NAME = ".gpuops-plan"
 ARGUMENT_SPEC = {
-    "dest": {"type": "path", "required": True},
+    "dest": {"type": "path"},
     "group": {"type": "str", "default": "gpu_nodes"},
     "namespace": {"type": "str", "default": DEFAULT_SETTINGS["namespace"]},
     "device_plugin_configmap": {"type": "str", "default": DEFAULT_SETTINGS["device_plugin_configmap"]},
@@ -56,21 +71,56 @@ def _plain(value):
     return json.loads(json.dumps(value, default=to_text))
 
 
-def read_intent(hostvars, hosts):
-    """({host: {variable: value}}, [IntentError]) templating only the gpuops_* intent variables."""
+def _template(host_vars, host, name, errors):
+    """The plain value of one variable, or None with an IntentError when it cannot be templated."""
+    try:
+        return _plain(host_vars[name])
+    except AnsibleError as error:
+        errors.append(IntentError(host, name, f"cannot be templated: {to_text(error.message)}"))
+        return None
+
+
+def read_intent(hostvars, hosts, role_checker=None):
+    """({host: {variable: value}}, [IntentError]) templating only the gpuops_* intent variables.
+
+    HOSTVARS maps a host to its variables. With ROLE_CHECKER, the host roles' variables each host
+    sets are templated and checked too.
+    """
     nodes, errors = {}, []
+    role_names = role_checker.names if role_checker else frozenset()
     for host in hosts:
         host_vars = hostvars[host]
         intent = {}
         for name in INTENT_VARIABLES:
-            if name not in host_vars:
-                continue
-            try:
-                intent[name] = _plain(host_vars[name])
-            except AnsibleError as error:
-                errors.append(IntentError(host, name, f"cannot be templated: {to_text(error.message)}"))
+            if name in host_vars:
+                intent[name] = _template(host_vars, host, name, errors)
+        for name in sorted(role_names.intersection(host_vars)):
+            problem = role_checker.problem(name, _template(host_vars, host, name, errors))
+            if problem:
+                errors.append(IntentError(host, name, problem))
         nodes[host] = intent
     return nodes, errors
+
+
+def inventory_warnings(hostvars, groups, role_names):
+    """Warnings for unknown gpuops_* and role variables in HOSTVARS ({host: variables}), and for misnamed groups."""
+    known = {"gpuops_": (*INTENT_VARIABLES, *RUN_VARIABLES)}
+    for role in HOST_ROLES:
+        known[role + "_"] = tuple(name for name in role_names if name.startswith(role + "_"))
+    prefixes = tuple(known)
+    names = {host: [n for n in host_vars if n.startswith(prefixes)] for host, host_vars in hostvars.items()}
+    return group_warnings(groups) + unknown_variable_warnings(names, known)
+
+
+def default_dest(task_vars):
+    """A hidden folder next to the inventory (Ansible never reads hidden entries of an inventory folder),
+    or in the current directory when the inventory is not a path."""
+    for source in task_vars.get("ansible_inventory_sources") or ():
+        if os.path.isdir(source):
+            return os.path.join(source, DEFAULT_DEST_NAME)
+        if os.path.isfile(source):
+            return os.path.join(os.path.dirname(source), DEFAULT_DEST_NAME)
+    return os.path.join(os.getcwd(), DEFAULT_DEST_NAME)
 
 
 def _read(path):
@@ -100,14 +150,24 @@ def _write_all(texts):
                 os.unlink(temporary)
 
 
+def _nearest_existing(path):
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    return path
+
+
 def _dest_problem(dest):
     """Why DEST cannot hold the plan, or None (checked before anything is written)."""
+    move = "; set gpuops_plan_dir to another folder (it is created if absent)"
     if os.path.exists(dest) and not os.path.isdir(dest):
-        return f"dest {dest} exists and is not a directory; give gpuops_plan_dir a directory (it is created if absent)"
+        return f"dest {dest} exists and is not a directory{move}"
     for name in FILES:
         path = os.path.join(dest, name)
         if os.path.isdir(path):
             return f"{path} is a directory; remove it so the plan file can be written there"
+    existing = _nearest_existing(dest)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"the plan cannot be written to {dest}: {existing} is not writable (a read-only install?){move}"
     return None
 
 
@@ -121,11 +181,17 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         args = validation.validated_parameters
+        dest = args["dest"] or default_dest(task_vars)
 
         groups = task_vars.get("groups", {})
+        checker = RoleVariableChecker(load_role_options())
+        # Each host's variables are computed once: Ansible does it anew at every hostvars[host].
+        hostvars = {host: task_vars["hostvars"][host] for host in groups.get("all", ())}
+        # Shown on failure too: a misspelt variable often explains an error ("gpuops_gpu_product: is not set").
+        warnings = inventory_warnings(hostvars, groups, checker.names)
         if args["group"] not in groups:
             return {**result, "failed": True, "msg": f"group {args['group']!r} is not in the inventory"}
-        nodes, errors = read_intent(task_vars["hostvars"], groups[args["group"]])
+        nodes, errors = read_intent(hostvars, groups[args["group"]], checker)
         rke2 = args["rke2"]
         if rke2 is None:
             rke2 = bool(groups.get("rke2_servers") or groups.get("rke2_agents"))
@@ -142,6 +208,8 @@ class ActionModule(ActionBase):
             # A variable that could not be templated is reported once, not again as "not set".
             seen = {(e.host, e.variable) for e in errors}
             errors += [e for e in invalid.errors if (e.host, e.variable) not in seen]
+        if warnings:
+            result["warnings"] = warnings
         if errors:
             return {
                 **result,
@@ -150,10 +218,26 @@ class ActionModule(ActionBase):
                 "errors": [{"host": e.host, "variable": e.variable, "message": e.message} for e in errors],
                 "msg": "The GPU intent in the inventory is invalid; nothing was written.\n" + str(IntentErrors(errors)),
             }
-        problem = _dest_problem(args["dest"])
+        problem = _dest_problem(dest)
         if problem:
             return {**result, "failed": True, "changed": False, "msg": problem + "; nothing was written."}
-        return {**result, **self._apply(plan, args["dest"])}
+        outcome = self._apply(plan, dest)
+        outcome["warnings"] = warnings + outcome.get("warnings", [])
+        if not outcome.get("failed"):
+            self._show(plan.table + self._files_line(outcome))
+        return {**result, **outcome}
+
+    def _show(self, text):
+        """Print for people as plain text: a table reads as one with any callback and result format."""
+        if not self._task.no_log:
+            display.display(text.rstrip("\n"))
+
+    def _files_line(self, outcome):
+        if self._task.check_mode:
+            state = "check mode, nothing written"
+        else:
+            state = f"{len(outcome['changed_files'])} of {len(outcome['files'])} files changed"
+        return f"Plan files: {outcome['dest']} ({state}); set gpuops_plan_dir to move them\n"
 
     def _apply(self, plan, dest):
         files = plan.files(dump_yaml, dump_json)
@@ -167,8 +251,16 @@ class ActionModule(ActionBase):
             if self._task.diff:
                 diffs.append({"before": before or "", "after": text, "before_header": path, "after_header": path})
         if changed_files and not self._task.check_mode:
-            os.makedirs(dest, exist_ok=True)
-            _write_all({path: files[os.path.basename(path)] for path in changed_files})
+            try:
+                os.makedirs(dest, exist_ok=True)
+                _write_all({path: files[os.path.basename(path)] for path in changed_files})
+            except OSError as error:
+                return {
+                    "failed": True,
+                    "changed": False,
+                    "msg": f"the plan cannot be written to {dest}: {error.strerror} ({error.filename}); set "
+                    "gpuops_plan_dir to a writable folder",
+                }
         outcome = {
             "changed": bool(changed_files),
             "dest": dest,

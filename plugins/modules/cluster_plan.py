@@ -1,6 +1,7 @@
 #!/usr/bin/python
 # Copyright: (c) 2026, gpuops.cluster contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Documentation of the gpuops.cluster.cluster_plan action (the code is plugins/action/cluster_plan.py)."""
 
 from __future__ import annotations
@@ -17,8 +18,16 @@ description:
     checks it against the GPU catalog, the MIG placement rules and the device plugin's rules, and
     computes what every node will advertise to Kubernetes.
   - Runs on the controller only; no host is contacted. The work is done once per distinct intent.
+  - Also checks the variables of the host roles (C(nvidia_driver_*), C(nvidia_container_toolkit_*),
+    C(mig_*)) each GPU node sets against the roles' argument specs, so a bad value fails here, before
+    any host is contacted, instead of when the role starts on that host.
   - When any intent is invalid the task fails with one line per problem, naming the hosts, the
     variable, what is wrong and what would be valid, and writes nothing.
+  - Warns, with "did you mean", about variables of any host that start with C(gpuops_) or a host role's
+    prefix but that the collection does not know, and about groups named almost like C(gpu_nodes),
+    C(rke2_servers) or C(rke2_agents). Ansible would ignore them without a word.
+  - Prints the plan table and the folder of the plan files as plain text, so it reads as a table
+    whatever the callback and its result format.
   - Otherwise it writes, into O(dest), C(capacity.json), C(device-plugin-configmap.yaml),
     C(mig-parted-config.yaml), C(gpu-operator-values.yaml) and C(plan.txt). A file is only
     rewritten when its content changes; the changed files are written to temporary files first and
@@ -30,9 +39,12 @@ options:
   dest:
     description:
       - Directory the plan files are written to; created when missing.
-      - An existing file at this path fails the task before anything is written.
+      - Default is C(.gpuops-plan) in the folder of the first inventory source that is a path (inside an
+        inventory folder, beside an inventory file; Ansible never reads hidden entries as inventory), else in
+        the current directory. The playbooks pass C(gpuops_plan_dir) here.
+      - An existing file at this path, or a folder that cannot be written (a read-only install), fails the
+        task before anything is written.
     type: path
-    required: true
   group:
     description: Inventory group whose hosts are the GPU nodes.
     type: str
@@ -86,14 +98,17 @@ seealso:
 """
 
 EXAMPLES = r"""
+# Once per run, on the controller, whatever --limit says (the plan covers every GPU node anyway).
 - name: Plan the GPU cluster
   gpuops.cluster.cluster_plan:
-    dest: "{{ playbook_dir }}/../.plan"
+    dest: /srv/cluster/plan
+  delegate_to: localhost
+  run_once: true
   register: gpuops_plan
 
-- name: Show what every node will advertise
+- name: Use what the plan computed
   ansible.builtin.debug:
-    msg: "{{ gpuops_plan.table }}"
+    msg: "{{ gpuops_plan.capacity.totals }}"
 """
 
 RETURN = r"""

@@ -1,6 +1,7 @@
 #!/usr/bin/python
 # Copyright: (c) 2026, gpuops.cluster contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """nvidia_gpu_info: facts about the NVIDIA GPUs of a host, read through nvidia-smi."""
 
 from __future__ import annotations
@@ -168,11 +169,10 @@ import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.cluster.plugins.module_utils import _nvidia_smi as nvsmi
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu_catalog import (
-    find_product,
-    find_product_by_device_id,
-)
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, ErrorKind
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.runner import NvidiaSmiRunner
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.state import read_host
 
 PCI_DEVICES_GLOB = "/sys/bus/pci/devices/*"
 NVIDIA_VENDOR = "0x10de"
@@ -193,42 +193,20 @@ def nvswitch_present(pci_glob=PCI_DEVICES_GLOB):
     return False
 
 
-def catalog_match(row):
-    product = find_product(row.name or "") or (row.pci_device_id and find_product_by_device_id(row.pci_device_id))
-    return product.name if product else None
+def _instance_fields(instance, **more):
+    return {
+        "id": instance.instance_id,
+        "profile_id": instance.profile_id,
+        "profile_name": instance.profile_name,
+        "placement_start": instance.placement_start,
+        "placement_size": instance.placement_size,
+        **more,
+    }
 
 
-def mig_instances(smi, gpu_indexes):
-    """GPU instances per GPU index, each with its compute instances (MIG-enabled GPUs only)."""
-    found = {index: [] for index in gpu_indexes}
-    if not gpu_indexes:
-        return found
-    none_found = (nvsmi.ErrorKind.NOT_FOUND,)
-    gis = smi.parsed(nvsmi.list_gpu_instances_args(), nvsmi.parse_gpu_instances, none_found)
-    cis = smi.parsed(nvsmi.list_compute_instances_args(), nvsmi.parse_compute_instances, none_found)
-    for gi in gis:
-        compute = [
-            {
-                "id": ci.instance_id,
-                "profile_id": ci.profile_id,
-                "profile_name": ci.profile_name,
-                "placement_start": ci.placement_start,
-                "placement_size": ci.placement_size,
-            }
-            for ci in cis
-            if ci.gpu == gi.gpu and ci.gpu_instance_id == gi.instance_id
-        ]
-        found.setdefault(gi.gpu, []).append(
-            {
-                "id": gi.instance_id,
-                "profile_id": gi.profile_id,
-                "profile_name": gi.profile_name,
-                "placement_start": gi.placement_start,
-                "placement_size": gi.placement_size,
-                "compute_instances": compute,
-            }
-        )
-    return found
+def _gpu_instance(gi):
+    """A GPU instance and its compute instances as the module returns them."""
+    return _instance_fields(gi, compute_instances=[_instance_fields(ci) for ci in gi.compute_instances])
 
 
 def gather(module):
@@ -245,52 +223,48 @@ def gather(module):
     if not binary:
         result["reason"] = "nvidia-smi was not found in PATH (is the NVIDIA driver installed?)"
         return result
-    smi = nvsmi.NvidiaSmiRunner(binary, module.run_command)
+    smi = NvidiaSmiRunner(binary, module.run_command)
     try:
-        rows = smi.parsed(nvsmi.query_gpu_args(), nvsmi.parse_query_gpu)
-    except nvsmi.CommandFailed as failed:
-        if failed.kind not in (nvsmi.ErrorKind.DRIVER_NOT_LOADED, nvsmi.ErrorKind.NO_DEVICES):
+        host = read_host(smi, details=True)
+    except CommandFailed as failed:
+        # Only the first query tells "no usable GPU"; any later failure is a failure.
+        if failed.kind not in (ErrorKind.DRIVER_NOT_LOADED, ErrorKind.NO_DEVICES) or len(smi.calls) > 1:
             raise
         result["reason"] = failed.reason
         return result
-    if not rows:
+    if not host.gpus:
         result["reason"] = "nvidia-smi listed no GPU"
         return result
-    report = smi.parsed(nvsmi.query_xml_args(), nvsmi.parse_query_xml)
-    fabric = {gpu.uuid: gpu.fabric_state for gpu in report.gpus}
-    instances = mig_instances(smi, [row.index for row in rows if row.mig_mode_current == "enabled"])
-    processes = smi.parsed(nvsmi.query_compute_apps_args(), nvsmi.parse_query_compute_apps)
-    for row in rows:
-        product = catalog_match(row)
+    for gpu in host.gpus:
+        product = find_product(gpu.name, gpu.pci_device_id)
         if product is None:
-            module.warn(f"product {row.name} is not in the gpuops catalog; MIG planning unavailable")
+            module.warn(f"product {gpu.name} is not in the gpuops catalog; MIG planning unavailable")
         result["gpus"].append(
             {
-                "index": row.index,
-                "uuid": row.uuid,
-                "name": row.name,
-                "pci_bus_id": row.pci_bus_id,
-                "pci_device_id": row.pci_device_id,
-                "memory_total_mib": row.memory_total_mib,
-                "mig_capable": row.mig_capable,
-                "mig_mode_current": row.mig_mode_current,
-                "mig_mode_pending": row.mig_mode_pending,
-                "mig_mode_change_pending": row.mig_mode_current != row.mig_mode_pending,
-                "fabric_state": fabric.get(row.uuid),
-                "gpu_instances": instances.get(row.index, []),
+                "index": gpu.index,
+                "uuid": gpu.uuid,
+                "name": gpu.name,
+                "pci_bus_id": gpu.pci_bus_id,
+                "pci_device_id": gpu.pci_device_id,
+                "memory_total_mib": gpu.memory_total_mib,
+                "mig_capable": gpu.mig_capable,
+                "mig_mode_current": gpu.mig_mode_current,
+                "mig_mode_pending": gpu.mig_mode_pending,
+                "mig_mode_change_pending": gpu.mig_mode_current != gpu.mig_mode_pending,
+                "fabric_state": gpu.fabric_state,
+                "gpu_instances": [_gpu_instance(gi) for gi in gpu.instances],
                 "processes": [
                     {"pid": p.pid, "process_name": p.process_name, "used_memory_mib": p.used_memory_mib}
-                    for p in processes
-                    if p.gpu_uuid == row.uuid
+                    for p in gpu.processes
                 ],
-                "catalog_product": product,
+                "catalog_product": product.name if product else None,
                 "catalog_known": product is not None,
             }
         )
     result.update(
         gpu_detected=True,
-        driver_version=report.driver_version or rows[0].driver_version or "",
-        cuda_version=report.cuda_version or "",
+        driver_version=host.driver_version or "",
+        cuda_version=host.cuda_version or "",
     )
     return result
 
@@ -299,7 +273,7 @@ def main():
     module = AnsibleModule(argument_spec={}, supports_check_mode=True)
     try:
         result = gather(module)
-    except nvsmi.CommandFailed as failed:
+    except CommandFailed as failed:
         module.fail_json(msg=f"nvidia-smi failed: {failed.reason}", **failed.as_dict())
     facts = {
         "nvidia_gpu_detected": result["gpu_detected"],

@@ -1,6 +1,7 @@
 #!/usr/bin/python
-# Copyright: gpuops.cluster contributors
+# Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """nvidia_mig: declarative MIG layout of the NVIDIA GPUs of a host."""
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ import json
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.yaml import HAS_YAML, yaml_load
-from ansible_collections.gpuops.cluster.plugins.module_utils._mig_reconcile import MigReconcileError, reconcile
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import MigReconcileError
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.mig_reconcile import reconcile
 
 
 def read_document(module):

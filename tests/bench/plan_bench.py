@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Time playbooks/plan.yml on generated inventories of GPU nodes (a benchmark, not a test).
 
 Run from the repository root (make bench). Measures 10 and 1000 nodes with three intents (the

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Stand-in for NVIDIA's nvidia-ctk in molecule scenarios, where the real one cannot be installed.
 
 It implements only `nvidia-ctk runtime configure [--dry-run] --runtime=containerd|docker [--config=PATH]`:

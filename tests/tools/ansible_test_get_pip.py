@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Offline bootstrap of pip for ansible-test's sanity virtual environments.
 
 ansible-test fetches a get-pip script from a host that CI cannot reach. This script stands in

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fail when a role's meta/argument_specs.yml `main` options differ from its defaults/main.yml.
 
 Both the option names and their defaults must agree: the spec's `default` against the value in

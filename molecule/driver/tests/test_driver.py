@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Checks the Debian 12 hosts after the nvidia_driver role ran in a container (no GPU, no kernel of their own)."""
 
 import json

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Re-create the MIG layout with the same code as the gpuops.cluster.nvidia_mig module.
 
 Installed by the gpuops.cluster.mig role beside its copy of the collection's module_utils and run
@@ -36,9 +39,11 @@ def main():
     parser.add_argument("--lib-dir", default=here, help="folder holding ansible_collections/")
     parser.add_argument("--check", action="store_true", help="print the plan, change nothing")
     args = parser.parse_args()
-    # The role copies the collection's module_utils there: the very files nvidia_mig runs.
+    # The role copies the collection's _gpu and _host packages there: the very code nvidia_mig runs.
     sys.path.insert(0, args.lib_dir)
-    engine = importlib.import_module("ansible_collections.gpuops.cluster.plugins.module_utils._mig_reconcile")
+    host = "ansible_collections.gpuops.cluster.plugins.module_utils._host"
+    engine = importlib.import_module(host + ".mig_reconcile")
+    errors = importlib.import_module(host + ".errors")
     binary = shutil.which("nvidia-smi")
     if binary is None:
         print("nvidia-smi not found in PATH: the MIG layout cannot be restored", file=sys.stderr)
@@ -49,7 +54,7 @@ def main():
             document = json.load(handle)
     try:
         result = engine.reconcile(run, binary, document, args.config_name, check_mode=args.check)
-    except engine.MigReconcileError as exc:
+    except errors.MigReconcileError as exc:
         print(f"MIG layout {args.config_name} not applied: {exc.message}", file=sys.stderr)
         if exc.command:
             print(json.dumps(exc.command, indent=2), file=sys.stderr)

@@ -1,4 +1,7 @@
 #!/bin/sh
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Prints, as JSON, what the nvidia_driver role needs to know about the host and changes nothing:
 # NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules.
 set -u

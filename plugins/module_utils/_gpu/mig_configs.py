@@ -1,0 +1,202 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""mig-parted v1 configs (NVIDIA/mig-parted api/spec/v1): the built-in configs per product, a strict
+lint of a user's document, the entry that applies to one GPU, and the one merge of a user's configs
+over the built-in ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import normalize_device_id
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
+
+# all-balanced per mig-parted deployments/systemd/config-default.yaml, keyed by that file's device-filters.
+_BALANCED = (
+    (("0x20B010DE", "0x20B110DE", "0x20F110DE"), {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}),
+    (("0x20B210DE", "0x20B510DE", "0x233010DE", "0x233110DE"), {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}),
+    (("0x232110DE",), {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}),
+    (("0x233510DE", "0x233B10DE"), {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}),
+    (("0x20B710DE",), {"1g.6gb": 2, "2g.12gb": 1}),
+)
+
+
+def builtin_config_name(profile):
+    """mig-parted names the config of a "+me" profile with a dot: all-1g.10gb.me."""
+    return "all-" + profile.name.replace("+", ".")
+
+
+def builtin_mig_configs(product):
+    """The named configs the collection offers for a product, in mig-parted v1 entries."""
+    configs = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
+    if product.mig is None:
+        return configs
+    configs["all-enabled"] = [{"devices": "all", "mig-enabled": True, "mig-devices": {}}]
+    for profile in product.mig.profiles:
+        devices = {profile.name: profile.max_instances}
+        configs[builtin_config_name(profile)] = [{"devices": "all", "mig-enabled": True, "mig-devices": devices}]
+    for device_ids, layout in _BALANCED:
+        if set(device_ids) & set(product.pci_device_ids):
+            configs["all-balanced"] = [{"devices": "all", "mig-enabled": True, "mig-devices": dict(layout)}]
+    return configs
+
+
+_DOC_KEYS = ("version", "mig-configs")
+_ENTRY_KEYS = ("devices", "device-filter", "mig-devices", "mig-enabled")
+_DEVICE_ID = re.compile(r"0x[0-9A-Fa-f]{8}")
+
+
+def _lint_entry(path, entry):
+    if not isinstance(entry, dict):
+        return [f"{path}: must be a mapping with keys {', '.join(_ENTRY_KEYS)}"]
+    errors = [
+        f"{path}.{key}: unknown key; valid keys: {', '.join(_ENTRY_KEYS)}" for key in entry if key not in _ENTRY_KEYS
+    ]
+    errors += [f"{path}: missing required key {key}" for key in ("devices", "mig-enabled") if key not in entry]
+    devices = entry.get("devices", "all")
+    if devices != "all" and not (
+        isinstance(devices, list)
+        and devices
+        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in devices)
+    ):
+        errors.append(f'{path}.devices: must be "all" or a non-empty list of GPU indexes (integers >= 0)')
+    enabled = entry.get("mig-enabled", True)
+    if not isinstance(enabled, bool):
+        errors.append(f"{path}.mig-enabled: must be true or false, got {enabled!r}")
+    if "device-filter" in entry:
+        filters = entry["device-filter"]
+        filters = [filters] if isinstance(filters, str) else filters
+        if not isinstance(filters, list) or not filters or not all(isinstance(f, str) for f in filters):
+            errors.append(f"{path}.device-filter: must be a PCI device id or a non-empty list of them")
+        else:
+            errors += [
+                f"{path}.device-filter: {f!r} is not a PCI device id like 0x20B210DE"
+                for f in filters
+                if not _DEVICE_ID.fullmatch(f)
+            ]
+    if "mig-devices" in entry:
+        mig_devices = entry["mig-devices"]
+        if enabled is False:
+            errors.append(f"{path}.mig-devices: not allowed with mig-enabled false")
+        if not isinstance(mig_devices, dict):
+            errors.append(f"{path}.mig-devices: must be a mapping of profile name to count")
+        else:
+            for name, count in mig_devices.items():
+                if not isinstance(name, str) or not re.fullmatch(r"\d+g\.\d+gb(\+[a-z.]+|-me)?", name):
+                    errors.append(f"{path}.mig-devices: {name!r} is not a MIG profile name like 1g.10gb")
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    errors.append(f"{path}.mig-devices.{name}: count must be an integer >= 0, got {count!r}")
+    return errors
+
+
+def lint_mig_parted_document(doc):
+    """Format errors of a whole mig-parted v1 document, each naming its path; [] when valid."""
+    if not isinstance(doc, dict):
+        return ["document: must be a mapping with keys version and mig-configs"]
+    errors = [f"{key}: unknown key; valid keys: mig-configs, version" for key in doc if key not in _DOC_KEYS]
+    if doc.get("version") != "v1":
+        errors.append(f"version: must be v1, got {doc.get('version')!r}")
+    configs = doc.get("mig-configs")
+    if not isinstance(configs, dict) or not configs:
+        return [*errors, "mig-configs: must be a non-empty mapping of config name to a list of entries"]
+    for name, entries in configs.items():
+        path = f"mig-configs.{name}"
+        if not isinstance(entries, list) or not entries:
+            errors.append(f"{path}: must be a non-empty list of entries")
+            continue
+        for index, entry in enumerate(entries):
+            errors += _lint_entry(f"{path}[{index}]", entry)
+    return errors
+
+
+def entry_selects_gpu(entry, gpu_index, product, device_id=None):
+    """True when a mig-parted entry's devices and device-filter select this GPU.
+
+    As mig-parted, the filter is matched against the PCI device id the GPU reports (``device_id``,
+    from nvidia-smi); without one, against every id the catalog lists for the product.
+    """
+    devices = entry.get("devices", "all")
+    if devices != "all" and gpu_index not in devices:
+        return False
+    if "device-filter" not in entry:
+        return True
+    filters = entry["device-filter"]
+    filters = [filters] if isinstance(filters, str) else filters
+    reported = {normalize_device_id(device_id)} if device_id else set(product.pci_device_ids)
+    return bool({normalize_device_id(f) for f in filters} & reported)
+
+
+def gpu_layout(entries, gpu_index, product, device_id=None):
+    """(mig_enabled, mig_devices) of the one entry that selects this GPU; MigLayoutError otherwise."""
+    chosen = [index for index, entry in enumerate(entries) if entry_selects_gpu(entry, gpu_index, product, device_id)]
+    if len(chosen) != 1:
+        how_many = (
+            "no entry of the MIG config selects"
+            if not chosen
+            else (f"entries {', '.join(map(str, chosen))} of the MIG config select")
+        )
+        raise MigLayoutError(
+            f"{how_many} GPU {gpu_index} ({product.name}, PCI "
+            f"{device_id or ', '.join(product.pci_device_ids)}); valid: exactly one entry whose devices and "
+            "device-filter match it"
+        )
+    entry = entries[chosen[0]]
+    return bool(entry.get("mig-enabled")), dict(entry.get("mig-devices") or {})
+
+
+def _canonical(entries):
+    return json.dumps(entries, sort_keys=True)
+
+
+def builtin_configs_for(products):
+    """Built-in MIG configs of every product in PRODUCTS, as one set of named configs.
+
+    A config name whose entries differ between products (all-balanced, all-1g.10gb on a 40GB and an
+    80GB A100) gets one entry per product, each limited to it by device-filter, as mig-parted's own
+    default config does. No product at all: all-disabled only.
+    """
+    if not products:
+        return {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
+    by_name = {}
+    for product in sorted(products, key=lambda p: p.name):
+        for name, entries in builtin_mig_configs(product).items():
+            by_name.setdefault(name, []).append((product, entries))
+    configs = {}
+    for name, variants in sorted(by_name.items()):
+        if len(variants) == len(products) and len({_canonical(e) for _product, e in variants}) == 1:
+            configs[name] = variants[0][1]
+            continue
+        configs[name] = [
+            {**entry, "device-filter": list(product.pci_device_ids)}
+            for product, entries in variants
+            for entry in entries
+        ]
+    return configs
+
+
+def merged_mig_configs(products, user_configs=None):
+    """The built-in configs of PRODUCTS with USER_CONFIGS ({name: entries}) over them: a user's config
+    replaces the built-in one of the same name. The one place where the two meet.
+    """
+    merged = copy.deepcopy(builtin_configs_for(products))
+    merged.update(copy.deepcopy(user_configs or {}))
+    return merged
+
+
+def mig_parted_document(products, user_configs=None):
+    """The mig-parted v1 document of :func:`merged_mig_configs`."""
+    return {"version": "v1", "mig-configs": merged_mig_configs(products, user_configs)}
+
+
+def config_entries(config_name, product, user_document=None):
+    """The entries of CONFIG_NAME on PRODUCT, a user's mig-parted document overriding the built-ins."""
+    configs = merged_mig_configs([product], (user_document or {}).get("mig-configs"))
+    if config_name in configs:
+        return configs[config_name]
+    raise MigLayoutError(
+        f"config {config_name!r} is not defined for {product.name}; valid: {', '.join(sorted(configs))}"
+    )

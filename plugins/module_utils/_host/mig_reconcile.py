@@ -1,0 +1,434 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Bring the MIG layout of a host to what a mig-parted v1 config asks for (pure Python, no Ansible).
+
+The nvidia_mig module and the boot-time restore (roles/mig, gpuops-mig-apply) both call
+:func:`reconcile` with a ``run(argv) -> (rc, stdout, stderr)`` callable. It reads the GPUs, their
+MIG modes and instances, computes per GPU what has to change, validates everything (config, layout
+placeable on the detected product, GPU not in use) before the first call that changes state, then
+changes one GPU at a time and verifies it. When a change fails half-way it puts that GPU back to the
+layout it had, or, when that fails too, reports the exact state the GPU is in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs import (
+    config_entries,
+    entry_selects_gpu,
+    gpu_layout,
+    lint_mig_parted_document,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
+from ansible_collections.gpuops.cluster.plugins.module_utils._host import commands
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, MigReconcileError
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import DISABLED, ENABLED, GpuState
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.parsers import (
+    parse_mig_change,
+    parse_query_compute_apps,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.runner import NvidiaSmiRunner
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.state import read_host
+
+
+@dataclass
+class GpuPlan:
+    gpu: GpuState
+    product: object = None  # catalog Product, None when unknown
+    wanted_enabled: bool | None = None  # None: no config entry selects this GPU, leave it alone
+    wanted: tuple = ()  # PlacedInstance, in the planner's creation order
+    destroy: tuple = ()  # GpuInstance
+    create: tuple = ()  # PlacedInstance
+    set_mode: bool | None = None
+    awaiting_reset: bool = False  # the wanted mode is pending already: only a reset/reboot helps
+    note: str = ""
+
+    @property
+    def changes(self):
+        return bool(self.destroy or self.create or self.set_mode is not None)
+
+    def after(self):
+        if self.wanted_enabled is None:
+            return self.gpu.layout()
+        if self.awaiting_reset:
+            # The run only removes instances; the wanted mode and its instances wait for a reset or reboot.
+            kept = [
+                i.describe()
+                for i in sorted(self.gpu.instances, key=lambda i: i.placement_start)
+                if i not in self.destroy
+            ]
+            return {
+                "mig_enabled": self.gpu.mig_mode_current == ENABLED,
+                "mig_pending": ENABLED if self.wanted_enabled else DISABLED,
+                "instances": kept,
+            }
+        instances = [{"profile": p.profile.name, "placement": f"{p.start}:{p.size}"} for p in self.wanted]
+        return {
+            "mig_enabled": self.wanted_enabled,
+            "mig_pending": None,
+            "instances": sorted(instances, key=lambda i: int(i["placement"].split(":")[0])),
+        }
+
+
+@dataclass
+class Outcome:
+    """What happened on the host, returned to the module and the boot-time restore."""
+
+    changed: bool = False
+    gpus: list = field(default_factory=list)
+    commands: list = field(default_factory=list)
+    planned_commands: list = field(default_factory=list)
+    pending_gpus: list = field(default_factory=list)
+    busy_processes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {
+            "changed": self.changed,
+            "gpus": self.gpus,
+            "commands": self.commands,
+            "planned_commands": self.planned_commands,
+            "reboot_required": bool(self.pending_gpus),
+            "pending_gpus": self.pending_gpus,
+            "busy_processes": self.busy_processes,
+            "warnings": self.warnings,
+        }
+
+
+# ---------------------------------------------------------------- reading the state
+
+
+def read_state(smi, only_gpu=None):
+    """GpuState of every GPU (or of ``only_gpu``): --query-gpu, then mig -lgi/-lci where MIG is on."""
+    return read_host(smi, only_gpu).gpus
+
+
+def busy_processes(smi, gpus):
+    """Compute processes on the given GPUs: [{gpu, pid, name}] (from --query-compute-apps)."""
+    by_uuid = {gpu.uuid: gpu.index for gpu in gpus}
+    processes = smi.parsed(commands.query_compute_apps_args(), parse_query_compute_apps)
+    return [
+        {"gpu": by_uuid[p.gpu_uuid], "pid": p.pid, "name": p.process_name} for p in processes if p.gpu_uuid in by_uuid
+    ]
+
+
+# ---------------------------------------------------------------- what is wanted
+
+
+def _selected(entries, gpu, product):
+    """True when at least one entry selects the GPU (mig-parted leaves unselected GPUs alone)."""
+    return any(entry_selects_gpu(entry, gpu.index, product, gpu.pci_device_id) for entry in entries)
+
+
+def _match(current, wanted):
+    """Split into (keep, destroy, create): current instances with a full CI at a wanted placement stay."""
+    remaining = list(wanted)
+    keep, destroy = [], []
+    for instance in current:
+        twin = next((p for p in remaining if (p.profile.name, p.start) == instance.key), None)
+        if twin is not None and instance.full_ci:
+            remaining.remove(twin)
+            keep.append(instance)
+        else:
+            destroy.append(instance)
+    return tuple(keep), tuple(destroy), tuple(remaining)
+
+
+def _mode_step(gpu, want):
+    """(set_mode, awaiting_reset) to reach MIG mode ``want``, from the current and pending modes."""
+    if gpu.mig_mode_current == want:
+        return (None if gpu.mig_mode_pending in (want, None) else want == ENABLED), False
+    if gpu.mig_mode_pending == want:
+        return None, True
+    return want == ENABLED, False
+
+
+def plan_gpu(gpu, document, config_name):
+    """GpuPlan for one GPU; MigLayoutError (message naming the GPU) when the config cannot apply."""
+    product = find_product(gpu.name, gpu.pci_device_id)
+    plan = GpuPlan(gpu=gpu, product=product)
+    label = f"GPU {gpu.index} ({gpu.name})"
+    if product is None:
+        if gpu.mig_mode_current is None:
+            plan.note = f"{label} is not in the GPU catalog and has no MIG mode: left alone"
+            return plan
+        raise MigLayoutError(f"{label} is not in the GPU catalog; valid: a product listed in docs/gpu-catalog.md")
+    try:
+        entries = config_entries(config_name, product, document)
+        if not _selected(entries, gpu, product):
+            plan.note = f"{label}: no entry of config {config_name} selects it: left alone"
+            return plan
+        enabled, devices = gpu_layout(entries, gpu.index, product, gpu.pci_device_id)
+        if enabled and gpu.mig_mode_current is None:
+            raise MigLayoutError(f"nvidia-smi reports no MIG mode; valid: mig-enabled false for {product.name}")
+        wanted = plan_layout(product, devices) if enabled else ()
+    except MigLayoutError as exc:
+        raise MigLayoutError(f"{label}: {exc}") from exc
+    plan.wanted_enabled, plan.wanted = enabled, wanted
+    if gpu.mig_mode_current is None:
+        return plan
+    plan.set_mode, plan.awaiting_reset = _mode_step(gpu, ENABLED if enabled else DISABLED)
+    if enabled:
+        plan.destroy, plan.create = _match(gpu.instances, wanted)[1:]
+        if plan.awaiting_reset:
+            plan.create = ()  # instances can only be created once the pending mode is effective
+    else:
+        plan.destroy = gpu.instances
+    return plan
+
+
+def _missing_devices(document, config_name, gpus):
+    """Errors for GPU indexes the chosen config names but the host does not have."""
+    entries = ((document or {}).get("mig-configs") or {}).get(config_name) or []
+    present = sorted(gpu.index for gpu in gpus)
+    errors = []
+    for position, entry in enumerate(entries):
+        devices = entry.get("devices", "all")
+        missing = [] if devices == "all" else [i for i in devices if i not in present]
+        if missing:
+            errors.append(
+                f"mig-configs.{config_name}[{position}].devices: GPU {', '.join(map(str, missing))} does not exist "
+                f"on this host; valid: {', '.join(map(str, present)) or 'no GPU found'}"
+            )
+    return errors
+
+
+def plan_all(gpus, document, config_name):
+    """GpuPlans for every GPU, or one MigLayoutError listing every GPU's problem."""
+    if document:
+        errors = lint_mig_parted_document(document)
+        if errors:
+            raise MigLayoutError("the MIG config document is not valid mig-parted v1: " + "; ".join(errors))
+        errors = _missing_devices(document, config_name, gpus)
+        if errors:
+            raise MigLayoutError("; ".join(errors))
+    plans, errors = [], []
+    for gpu in gpus:
+        try:
+            plans.append(plan_gpu(gpu, document, config_name))
+        except MigLayoutError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise MigLayoutError("; ".join(errors))
+    return plans
+
+
+# ---------------------------------------------------------------- the calls that change state
+
+
+def destroy_args(gpu_index, instances, all_instances):
+    """-dci/-dgi argv lists: two calls when every instance goes, else one -dci per GI and one -dgi."""
+    if not instances:
+        return []
+    with_cis = [i for i in instances if i.ci_profile_ids]
+    if len(instances) == len(all_instances):
+        dci = [commands.destroy_compute_instances_args(gpu_index)] if with_cis else []
+        return [*dci, commands.destroy_gpu_instances_args(gpu_index)]
+    dci = [commands.destroy_compute_instances_args(gpu_index, i.instance_id) for i in with_cis]
+    return [*dci, commands.destroy_gpu_instances_args(gpu_index, [i.instance_id for i in instances])]
+
+
+def create_args(gpu_index, placed):
+    """One -cgi call with explicit placements in the planner's order, -C for the default CIs."""
+    if not placed:
+        return []
+    return [commands.create_gpu_instances_args(gpu_index, [(p.profile.profile_id, p.start) for p in placed])]
+
+
+def planned_commands(plan):
+    """The state-changing argv lists a plan runs, for check mode (binary not included)."""
+    argvs = destroy_args(plan.gpu.index, plan.destroy, plan.gpu.instances)
+    if plan.set_mode is not None:
+        argvs.append(commands.set_mig_mode_args(plan.gpu.index, plan.set_mode))
+    return argvs + create_args(plan.gpu.index, plan.create)
+
+
+def _same_layout(state, plan):
+    if plan.wanted_enabled is None:
+        return True
+    want = ENABLED if plan.wanted_enabled else DISABLED
+    if state.mig_mode_current != want:
+        return False
+    current = sorted((i.key, i.full_ci) for i in state.instances)
+    return current == sorted(((p.profile.name, p.start), True) for p in plan.wanted)
+
+
+def apply_plan(smi, plan):
+    """Run one GPU's plan and verify it. Returns (GpuState after, pending). CommandFailed on failure."""
+    index = plan.gpu.index
+    for args in destroy_args(index, plan.destroy, plan.gpu.instances):
+        smi.change(args)
+    if plan.set_mode is not None:
+        smi.change(commands.set_mig_mode_args(index, plan.set_mode))
+        (now,) = read_state(smi, index)
+        if now.mig_mode_current != (ENABLED if plan.set_mode else DISABLED):
+            return now, True
+    if plan.awaiting_reset:
+        (now,) = read_state(smi, index)
+        return now, True
+    for args in create_args(index, plan.create):
+        smi.change(args)
+    (now,) = read_state(smi, index)
+    if not _same_layout(now, plan):
+        raise CommandFailed([], 0, "", "", f"GPU {index} does not have the wanted layout afterwards: {now.layout()}")
+    return now, False
+
+
+def _restore(smi, previous):
+    """Put one GPU back to ``previous`` (GpuState recorded before any change)."""
+    (now,) = read_state(smi, previous.index)
+    wanted_keys = [(i.key, i.full_ci) for i in previous.instances]
+    extra = [i for i in now.instances if (i.key, i.full_ci) not in wanted_keys]
+    for args in destroy_args(previous.index, extra, now.instances):
+        smi.change(args)
+    if now.mig_mode_current != previous.mig_mode_current and previous.mig_mode_current is not None:
+        smi.change(commands.set_mig_mode_args(previous.index, previous.mig_mode_current == ENABLED))
+        (now,) = read_state(smi, previous.index)
+    if now.mig_mode_current != ENABLED:
+        return
+    present = [(i.key, i.full_ci) for i in now.instances]
+    missing = [i for i in previous.instances if (i.key, i.full_ci) not in present]
+    full = [i for i in missing if i.full_ci]
+    if full:
+        smi.change(
+            commands.create_gpu_instances_args(previous.index, [(i.profile_id, i.placement_start) for i in full])
+        )
+    for instance in (i for i in missing if not i.full_ci):
+        out = smi.change(
+            commands.create_gpu_instances_args(previous.index, [(instance.profile_id, instance.placement_start)], False)
+        )
+        created = parse_mig_change(out).created_gpu_instances
+        if created and instance.ci_profile_ids:
+            smi.change(
+                commands.create_compute_instances_args(previous.index, created[0].instance_id, instance.ci_profile_ids)
+            )
+
+
+def _rollback(smi, previous):
+    """(rolled_back, state now or None, problem text): restore and check the result."""
+    try:
+        _restore(smi, previous)
+        (now,) = read_state(smi, previous.index)
+    except CommandFailed as exc:
+        try:
+            (now,) = read_state(smi, previous.index)
+        except CommandFailed:
+            return False, None, f"restoring failed ({exc.reason}) and the GPU can no longer be read"
+        return False, now, f"restoring failed: {' '.join(exc.argv)}: {exc.reason}"
+    same = now.layout() == previous.layout()
+    return same, now, "" if same else "restoring did not bring the previous layout back"
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def _gpu_report(plan, after=None, pending=False):
+    return {
+        "index": plan.gpu.index,
+        "name": plan.gpu.name,
+        "uuid": plan.gpu.uuid,
+        "product": plan.product.name if plan.product else None,
+        "managed": plan.wanted_enabled is not None,
+        "changed": plan.changes,
+        "pending": pending or plan.awaiting_reset,
+        "before": plan.gpu.layout(),
+        "after": after.layout() if after is not None else plan.after(),
+        "note": plan.note,
+    }
+
+
+def _busy_text(outcome):
+    return ", ".join(f"GPU {b['gpu']}: pid {b['pid']} {b['name']}" for b in outcome.busy_processes)
+
+
+def reconcile(run, binary, document, config_name, check_mode=False):
+    """Read, validate, then change the GPUs that differ from the config. Returns Outcome.as_dict().
+
+    Raises MigReconcileError before any change for a bad config, an impossible layout or a busy
+    GPU, and after a failed change with the GPU rolled back or its exact state reported. Any other
+    error becomes a MigReconcileError too, with the calls made so far and the GPUs' state as read then.
+    """
+    smi = NvidiaSmiRunner(binary, run)
+    outcome = Outcome(commands=smi.calls)
+    try:
+        return _reconcile(smi, binary, document, config_name, check_mode, outcome)
+    except MigReconcileError:
+        raise
+    except Exception as exc:  # a bug or an output nobody foresaw: never a traceback after a change
+        changed = any(call["changes_state"] for call in smi.calls)
+        outcome.changed = changed
+        try:
+            now = [{"index": gpu.index, "name": gpu.name, "after": gpu.layout()} for gpu in read_state(smi)]
+            state = f"the GPUs are now: {now}"
+        except Exception as read_exc:
+            state = f"the GPUs can no longer be read ({read_exc})"
+        done = "after changing the GPUs" if changed else "before any change"
+        raise MigReconcileError(
+            f"unexpected error {done}: {type(exc).__name__}: {exc}; {state}", outcome.as_dict()
+        ) from exc
+
+
+def _reconcile(smi, binary, document, config_name, check_mode, outcome):
+    try:
+        gpus = read_state(smi)
+    except CommandFailed as exc:
+        raise MigReconcileError(f"reading the GPUs failed: {exc.reason}", outcome.as_dict(), exc.as_dict()) from exc
+    try:
+        plans = plan_all(gpus, document, config_name)
+    except MigLayoutError as exc:
+        raise MigReconcileError(f"nothing was changed: {exc}", outcome.as_dict()) from exc
+    outcome.warnings += [p.note for p in plans if p.note]
+    changing = [p for p in plans if p.changes]
+    # A GPU whose wanted mode is pending stays pending after the run, whatever else the run changes.
+    outcome.pending_gpus = [p.gpu.index for p in plans if p.awaiting_reset]
+    if changing:
+        try:
+            outcome.busy_processes = busy_processes(smi, [p.gpu for p in changing])
+        except CommandFailed as exc:
+            raise MigReconcileError(
+                f"listing GPU processes failed: {exc.reason}", outcome.as_dict(), exc.as_dict()
+            ) from exc
+    outcome.gpus = [_gpu_report(p) for p in plans]
+    outcome.planned_commands = [[binary, *args] for p in changing for args in planned_commands(p)]
+    if check_mode:
+        outcome.changed = bool(changing)
+        if outcome.busy_processes:
+            outcome.warnings.append(f"GPUs in use; a real run fails unless they are freed first: {_busy_text(outcome)}")
+        return outcome.as_dict()
+    if outcome.busy_processes:
+        raise MigReconcileError(
+            f"GPUs in use, nothing was changed: {_busy_text(outcome)}; stop these processes (or the services that "
+            "run them) and run again",
+            outcome.as_dict(),
+        )
+    for position, plan in enumerate(plans):
+        if not plan.changes:
+            continue
+        try:
+            after, pending = apply_plan(smi, plan)
+        except CommandFailed as exc:
+            outcome.changed = True
+            rolled_back, now, problem = _rollback(smi, plan.gpu)
+            report = _gpu_report(plan, now)
+            report["rolled_back"] = rolled_back
+            outcome.gpus[position] = report
+            state = (
+                "it was put back to its previous layout"
+                if rolled_back
+                else (f"{problem}; it is now in this state: {now.layout() if now else 'unknown'}")
+            )
+            command = f"`{' '.join(exc.argv)}` (rc {exc.rc}): " if exc.argv else ""
+            raise MigReconcileError(
+                f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}; {state}",
+                outcome.as_dict(),
+                exc.as_dict(),
+            ) from exc
+        outcome.changed = True
+        outcome.gpus[position] = _gpu_report(plan, after, pending)
+        if pending and plan.gpu.index not in outcome.pending_gpus:
+            outcome.pending_gpus.append(plan.gpu.index)
+    return outcome.as_dict()

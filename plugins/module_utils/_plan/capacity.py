@@ -1,0 +1,195 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the NVIDIA device plugin advertises and GPU Feature Discovery labels on one node.
+
+The rules follow NVIDIA/k8s-device-plugin v0.17: internal/rm/device_map.go (resources per MIG
+strategy, the configurations the plugin refuses, time-slicing replicas) and internal/lm
+(resource.go, mig-strategy.go: the GFD labels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import gfd_product_label
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import describe_mig_devices
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import (
+    MIG_STRATEGIES,
+    advertised_resource,
+    replicas_for,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import CapacityError
+
+FULL_GPU_RESOURCE = "nvidia.com/gpu"
+# api/config/v1/sharing.go SharingStrategy values the collection can produce (it configures no MPS).
+SHARING_NONE = "none"
+SHARING_TIME_SLICING = "time-slicing"
+
+
+@dataclass(frozen=True)
+class GpuLayout:
+    """MIG state of one physical GPU: MIG mode and the MIG devices created on it."""
+
+    mig_enabled: bool
+    mig_devices: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, mig_enabled, mig_devices=None):
+        devices = tuple(sorted((name, int(count)) for name, count in (mig_devices or {}).items() if int(count) > 0))
+        return cls(bool(mig_enabled), devices if mig_enabled else ())
+
+    def describe(self):
+        if not self.mig_enabled:
+            return "MIG off"
+        if not self.mig_devices:
+            return "MIG on, no devices"
+        return describe_mig_devices(self.mig_devices)
+
+
+def _mig_device_name(profile):
+    # The device plugin names MIG resources "mig-<name>"; GFD appends the same <name> to products.
+    return profile.resource_name.removeprefix("mig-")
+
+
+def _profiles_on_node(product, layouts):
+    """{GiProfile: count} over every MIG-enabled GPU of the node."""
+    counts = {}
+    for layout in layouts:
+        for name, count in layout.mig_devices:
+            profile = product.mig.profile(name) if product.mig else None
+            if profile is None:
+                raise CapacityError(f"MIG profile {name!r} does not exist on {product.name}")
+            counts[profile] = counts.get(profile, 0) + count
+    return counts
+
+
+def _check_plugin_accepts(layouts, strategy, profiles):
+    """Raise what the device plugin would refuse at start (device_map.go)."""
+    if strategy == "none":
+        return
+    empty = [index for index, layout in enumerate(layouts) if layout.mig_enabled and not layout.mig_devices]
+    if empty:
+        raise CapacityError(
+            f"GPU {', '.join(map(str, empty))} would have MIG enabled but no MIG device: the device plugin refuses "
+            f"to start with mig strategy {strategy}; give those GPUs MIG devices or disable MIG on them"
+        )
+    if strategy != "single":
+        return
+    enabled = [layout.mig_enabled for layout in layouts]
+    if any(enabled) and not all(enabled):
+        raise CapacityError(
+            "mig strategy single needs every GPU of a node in the same MIG mode, but this layout enables MIG on "
+            f"{enabled.count(True)} of {len(enabled)} GPUs; use one MIG config for all GPUs or strategy mixed"
+        )
+    if len(profiles) > 1:
+        names = ", ".join(sorted(_mig_device_name(p) for p in profiles))
+        raise CapacityError(
+            f"mig strategy single allows one MIG profile per node, but this layout creates {names}; "
+            "use a config with a single profile (for example all-1g.<size>) or strategy mixed"
+        )
+
+
+def physical_resources(product, layouts, strategy):
+    """{resource: devices} the device plugin finds before any time-slicing."""
+    if strategy not in MIG_STRATEGIES:
+        raise CapacityError(f"unknown MIG strategy {strategy!r}; valid: {', '.join(MIG_STRATEGIES)}")
+    profiles = _profiles_on_node(product, layouts)
+    _check_plugin_accepts(layouts, strategy, profiles)
+    resources = {}
+    # With strategy none the plugin ignores MIG mode and advertises every GPU whole.
+    full_gpus = len(layouts) if strategy == "none" else sum(1 for layout in layouts if not layout.mig_enabled)
+    if full_gpus:
+        resources[FULL_GPU_RESOURCE] = full_gpus
+    if strategy == "single":
+        for count in profiles.values():
+            resources[FULL_GPU_RESOURCE] = resources.get(FULL_GPU_RESOURCE, 0) + count
+    elif strategy == "mixed":
+        for profile, count in profiles.items():
+            resources[f"nvidia.com/{profile.resource_name}"] = count
+    return dict(sorted(resources.items()))
+
+
+def _arch_family(compute_capability):
+    # getArchFamily in internal/lm/resource.go.
+    major, _dot, minor = compute_capability.partition(".")
+    major, minor = int(major), int(minor or 0)
+    families = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper", 10: "blackwell"}
+    if major == 7:
+        return "volta" if minor < 5 else "turing"
+    if major == 8:
+        return "ampere" if minor < 9 else "ada-lovelace"
+    if major == 12:
+        return "blackwell"
+    return families.get(major, "undefined")
+
+
+def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, sharing_applies):
+    """baseLabeler (product, count, replicas, sharing-strategy) and memory of resourceLabeler for one resource.
+
+    MEMORY_MIB None: the value is not known here, so no memory label is predicted.
+    """
+    # GFD labels MIG-enabled full GPUs "without sharing": replicas 0, never -SHARED.
+    replicas = replicas_for(resource, time_slicing) if sharing_applies else 0
+    renamed = advertised_resource(resource, time_slicing) != resource
+    product = gfd_product_label(" ".join(product_parts))
+    if replicas > 1 and not renamed:
+        product += "-SHARED"
+    labels = {
+        f"{resource}.product": product,
+        f"{resource}.count": str(count),
+        f"{resource}.replicas": str(replicas),
+        f"{resource}.sharing-strategy": SHARING_TIME_SLICING if replicas > 1 else SHARING_NONE,
+    }
+    if memory_mib:
+        labels[f"{resource}.memory"] = str(memory_mib)
+    return labels
+
+
+def gfd_labels(product, layouts, strategy, time_slicing):
+    """The GFD labels that follow from the intent alone (no driver, CUDA or machine labels)."""
+    major, _dot, minor = product.compute_capability.partition(".")
+    any_full_gpu = any(not layout.mig_enabled for layout in layouts)
+    # A GPU with MIG enabled is labelled without sharing; a MIG-disabled GPU of the same name wins.
+    labels = _resource_labels(
+        FULL_GPU_RESOURCE, [product.name], len(layouts), product.memory_mib, time_slicing, any_full_gpu
+    )
+    labels.update(
+        {
+            "nvidia.com/gpu.family": _arch_family(product.compute_capability),
+            "nvidia.com/gpu.compute.major": major,
+            "nvidia.com/gpu.compute.minor": minor or "0",
+            "nvidia.com/mig.capable": "true" if product.mig else "false",
+        }
+    )
+    if strategy == "none":
+        return dict(sorted(labels.items()))
+    labels["nvidia.com/mig.strategy"] = strategy
+    profiles = _profiles_on_node(product, layouts)
+    for profile, count in profiles.items():
+        resource = FULL_GPU_RESOURCE if strategy == "single" else f"nvidia.com/{profile.resource_name}"
+        parts = [product.name, "MIG", _mig_device_name(profile)]
+        if profile.memory_mib is None:
+            # With strategy single the MIG device's memory replaces the full GPU's; unknown: predict none.
+            labels.pop(f"{resource}.memory", None)
+        labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True))
+        labels[f"{resource}.slices.gi"] = str(profile.compute_slices)
+        labels[f"{resource}.slices.ci"] = str(profile.compute_slices)
+    return dict(sorted(labels.items()))
+
+
+def node_capacity(product, layouts, strategy, time_slicing=None):
+    """{"resources": {RESOURCE: COUNT}, "labels": {LABEL: VALUE}} for one node.
+
+    product: a _gpu.catalog.Product; layouts: one GpuLayout per physical GPU; strategy: the
+    cluster's MIG strategy; time_slicing: the node's gpuops_time_slicing (None: no sharing).
+    Raises CapacityError for a layout the device plugin refuses.
+    """
+    resources = {}
+    for resource, devices in physical_resources(product, layouts, strategy).items():
+        name = advertised_resource(resource, time_slicing)
+        resources[name] = resources.get(name, 0) + devices * replicas_for(resource, time_slicing)
+    return {
+        "resources": dict(sorted(resources.items())),
+        "labels": gfd_labels(product, layouts, strategy, time_slicing),
+    }

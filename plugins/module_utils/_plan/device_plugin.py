@@ -1,0 +1,462 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVIDIA device plugin config (v1): build it from gpuops_time_slicing and lint it strictly.
+
+The rules below follow NVIDIA/k8s-device-plugin api/config/v1/ (config.go, flags.go, consts.go,
+resources.go, replicas.go, sharing.go, imex.go) and cmd/nvidia-device-plugin/main.go
+(validateFlags). The plugin parses its config non-strictly: a misplaced or misspelt key is
+dropped without a word, so the linters here reject every key they do not know.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import DevicePluginConfigError
+
+VARIABLE = "gpuops_time_slicing"
+CONFIG_VERSION = "v1"
+RESOURCE_PREFIX = "nvidia.com"
+# consts.go DefaultSharedResourceNameSuffix: the name advertised when renameByDefault is true.
+SHARED_SUFFIX = ".shared"
+# consts.go MaxResourceNameLength; resources.go NewResourceName applies it to the full name.
+MAX_RESOURCE_NAME_LENGTH = 63
+# replicas.go ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2".
+MIN_REPLICAS = 2
+# CUDA MPS documentation (Limitations): a Volta or newer MPS server serves at most 48 client
+# contexts per device, an older one 16. The plugin does not check this; clients beyond it fail.
+MAX_MPS_REPLICAS = 48
+MAX_MPS_REPLICAS_PRE_VOLTA = 16
+VOLTA_COMPUTE_CAPABILITY = (7, 0)
+
+MIG_STRATEGIES = ("none", "single", "mixed")  # consts.go MigStrategy*
+DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")  # consts.go, strategy.go
+DEVICE_ID_STRATEGIES = ("uuid", "index")  # consts.go DeviceIDStrategy*, main.go validateFlags
+
+TIME_SLICING_KEYS = ("replicas", "resources", "rename_by_default", "fail_requests_greater_than_one")
+# Device-plugin spellings a user may write under gpuops_time_slicing, and what to write instead.
+NATIVE_KEY_ADVICE = {
+    "renameByDefault": "use 'rename_by_default'",
+    "failRequestsGreaterThanOne": "use 'fail_requests_greater_than_one'",
+    "sharing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; the collection writes sharing",
+    "timeSlicing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; "
+    "the collection writes sharing.timeSlicing",
+    "mps": "gpuops_time_slicing configures time-slicing only; MPS is not configured by the collection",
+    "flags": "the MIG strategy comes from gpuops_mig_strategy; other plugin flags are not set here",
+    "migStrategy": "set gpuops_mig_strategy (none | single | mixed) instead",
+    "version": "leave it out; the collection writes version: v1",
+    "name": "per-resource replicas go in 'resources', a mapping such as {\"nvidia.com/gpu\": 4}",
+    "rename": "the plugin ignores per-resource renames; use 'rename_by_default'",
+    "devices": "the plugin ignores device selection and always shares every device of a resource",
+}
+
+# Every key the v1 config knows, by the path of the mapping that holds it (union of the
+# plugin releases that read config v1; flags.go grew over time).
+_FLAG_KEYS = (
+    "migStrategy",
+    "failOnInitError",
+    "mpsRoot",
+    "nvidiaDriverRoot",
+    "nvidiaDevRoot",
+    "gdrcopyEnabled",
+    "gdsEnabled",
+    "mofedEnabled",
+    "useNodeFeatureAPI",
+    "deviceDiscoveryStrategy",
+    "restartOnDeviceUnhealthy",
+    "plugin",
+    "gfd",
+)
+_PLUGIN_FLAG_KEYS = (
+    "passDeviceSpecs",
+    "deviceListStrategy",
+    "deviceIDStrategy",
+    "cdiAnnotationPrefix",
+    "nvidiaCTKPath",
+    "containerDriverRoot",
+    "kubeletSocket",
+    "cdiFeatureFlags",
+)
+_GFD_FLAG_KEYS = ("oneshot", "noTimestamp", "sleepInterval", "outputFile", "machineTypeFile")
+_SHARING_KEYS = ("timeSlicing", "mps")
+_REPLICATED_KEYS = ("renameByDefault", "failRequestsGreaterThanOne", "resources")
+_REPLICATED_RESOURCE_KEYS = ("name", "replicas", "rename", "devices")
+KNOWN_KEYS = {
+    "": ("version", "flags", "resources", "sharing", "imex"),
+    "flags": _FLAG_KEYS,
+    "flags.plugin": _PLUGIN_FLAG_KEYS,
+    "flags.gfd": _GFD_FLAG_KEYS,
+    "sharing": _SHARING_KEYS,
+    "sharing.timeSlicing": _REPLICATED_KEYS,
+    "sharing.mps": _REPLICATED_KEYS,
+    "sharing.timeSlicing.resources[]": _REPLICATED_RESOURCE_KEYS,
+    "imex": ("channelIDs", "required"),
+}
+_BOOL_FLAGS = {
+    "flags": (
+        "failOnInitError",
+        "gdrcopyEnabled",
+        "gdsEnabled",
+        "mofedEnabled",
+        "useNodeFeatureAPI",
+        "restartOnDeviceUnhealthy",
+    ),
+    "flags.plugin": ("passDeviceSpecs",),
+    "flags.gfd": ("oneshot", "noTimestamp"),
+}
+_STRING_FLAGS = {
+    "flags": ("mpsRoot", "nvidiaDriverRoot", "nvidiaDevRoot", "deviceDiscoveryStrategy"),
+    "flags.plugin": ("cdiAnnotationPrefix", "nvidiaCTKPath", "containerDriverRoot", "kubeletSocket", "cdiFeatureFlags"),
+    "flags.gfd": ("outputFile", "machineTypeFile"),
+}
+
+# k8s.io/apimachinery IsDNS1123Subdomain, which resources.go applies to the part after the prefix.
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_SUBDOMAIN_MAX = 253
+# What the plugin advertises: the full GPU, or a MIG device named after its profile
+# ("mig-1g.10gb", "mig-1c.3g.20gb"); further dot-separated parts are let through.
+_ADVERTISABLE = re.compile(r"^nvidia\.com/(gpu|mig-([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\.[a-z0-9]+)*)$")
+# Go time.ParseDuration, which GFD's sleepInterval (duration.go) goes through.
+_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def whole_number(value) -> int | None:
+    """VALUE as an int when it is one or a string of ASCII digits ("4" from an INI inventory or -e); else None.
+
+    str.isdigit() is not used: it accepts digits such as "\u00b2" that int() refuses.
+    """
+    if _is_int(value):
+        return value
+    if isinstance(value, str) and _ASCII_DIGITS.fullmatch(value):
+        return int(value)
+    return None
+
+
+def _suggest(key, valid) -> str:
+    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"{hint}valid keys: {', '.join(valid)}"
+
+
+def resource_name_problem(name) -> str | None:
+    """Why the plugin would refuse NAME as a resource name (resources.go NewResourceName), or None."""
+    if not isinstance(name, str):
+        return f"resource name must be a string, got {type(name).__name__}"
+    if not name.startswith(RESOURCE_PREFIX + "/"):
+        return f"resource name must start with '{RESOURCE_PREFIX}/', e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb"
+    if len(name) > MAX_RESOURCE_NAME_LENGTH:
+        return f"fully-qualified resource name must be {MAX_RESOURCE_NAME_LENGTH} characters or less ({len(name)})"
+    short = name.split("/", 1)[1]
+    if len(short) > _DNS_SUBDOMAIN_MAX or not _DNS_SUBDOMAIN.match(short):
+        return (
+            f"'{short}' is not a DNS subdomain: lower-case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit"
+        )
+    if short.endswith(SHARED_SUFFIX):
+        detected = name[: -len(SHARED_SUFFIX)]
+        return f"name the resource as the plugin detects it ('{detected}'); '.shared' comes from renaming"
+    return None
+
+
+def _replicas_problem(value, maximum=None, text_allowed=False) -> str | None:
+    """TEXT_ALLOWED: gpuops_time_slicing also takes "4"; the plugin's own YAML needs an integer."""
+    number = whole_number(value) if text_allowed else value if _is_int(value) else None
+    if number is None and text_allowed:
+        return f'must be a whole number such as 4 or "4", not {value!r}'
+    if number is None:
+        return f"must be a whole number (a YAML integer such as 4, not {value!r})"
+    value = number
+    if value < MIN_REPLICAS:
+        return f"number of replicas must be >= {MIN_REPLICAS}, got {value}"
+    if maximum is not None and value > maximum:
+        return f"must be <= {maximum} (the most clients an MPS server serves per device), got {value}"
+    return None
+
+
+def lint_time_slicing(value) -> list[str]:
+    """Every problem in a gpuops_time_slicing value, each naming its key path and what is valid.
+
+    None means no time-slicing. At least one of 'replicas' (every resource the node advertises)
+    and 'resources' (per-resource replicas, overriding 'replicas') must be given.
+    """
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [
+            f"{VARIABLE}: must be a mapping such as {{replicas: 4}}, got {type(value).__name__}; "
+            f"omit {VARIABLE} for no time-slicing"
+        ]
+    problems = []
+    for key in value:
+        if key in TIME_SLICING_KEYS:
+            continue
+        advice = NATIVE_KEY_ADVICE.get(key)
+        if advice:
+            problems.append(f"{VARIABLE}.{key}: device plugin key in the wrong place; {advice}")
+        else:
+            problems.append(f"{VARIABLE}.{key}: unknown key; {_suggest(key, TIME_SLICING_KEYS)}")
+    if "replicas" not in value and "resources" not in value:
+        problems.append(f"{VARIABLE}: give 'replicas' (for every resource) and/or 'resources' (per resource)")
+    if "replicas" in value:
+        problem = _replicas_problem(value["replicas"], text_allowed=True)
+        if problem and whole_number(value["replicas"]) == 1:
+            problem += f"; 1 replica means no time-slicing: omit {VARIABLE}"
+        if problem:
+            problems.append(f"{VARIABLE}.replicas: {problem}")
+    for key in ("rename_by_default", "fail_requests_greater_than_one"):
+        if key in value and not isinstance(value[key], bool):
+            problems.append(f"{VARIABLE}.{key}: must be true or false, got {value[key]!r}")
+    if "resources" in value:
+        problems.extend(_lint_resource_overrides(value["resources"]))
+    return problems
+
+
+def _lint_resource_overrides(resources) -> list[str]:
+    path = f"{VARIABLE}.resources"
+    if not isinstance(resources, dict) or not resources:
+        return [
+            f"{path}: must be a non-empty mapping of resource name to replicas, "
+            'e.g. {"nvidia.com/mig-1g.10gb": 3}; the collection writes the plugin\'s list form itself'
+        ]
+    problems = []
+    for name, replicas in resources.items():
+        where = f'{path}["{name}"]'
+        problem = resource_name_problem(name)
+        if problem is None and not _ADVERTISABLE.match(name):
+            problem = "not a resource the device plugin advertises: nvidia.com/gpu or nvidia.com/mig-<profile>"
+        if problem:
+            problems.append(f"{where}: {problem}")
+        problem = _replicas_problem(replicas, text_allowed=True)
+        if problem:
+            problems.append(f"{where}: {problem}; to leave a resource unshared, list only the shared ones")
+    return problems
+
+
+def normalize_time_slicing(value):
+    """A valid gpuops_time_slicing with its replicas as ints (inventories and -e may give "4")."""
+    if not isinstance(value, dict):
+        return value
+    normalized = dict(value)
+    if "replicas" in normalized:
+        normalized["replicas"] = whole_number(normalized["replicas"])
+    if isinstance(normalized.get("resources"), dict):
+        normalized["resources"] = {name: whole_number(count) for name, count in normalized["resources"].items()}
+    return normalized
+
+
+def lint_time_slicing_for_node(time_slicing, resources) -> list[str]:
+    """Per-resource overrides that match nothing the node advertises (RESOURCES: plugin names)."""
+    if not isinstance(time_slicing, dict) or not isinstance(time_slicing.get("resources"), dict):
+        return []
+    advertised = sorted(set(resources))
+    return [
+        f'{VARIABLE}.resources["{name}"]: this node does not advertise it; it advertises: '
+        f"{', '.join(advertised) or 'nothing'}"
+        for name in time_slicing["resources"]
+        if name not in advertised
+    ]
+
+
+def replicas_for(resource: str, time_slicing: dict | None) -> int:
+    """How many schedulable replicas the plugin makes of each device of RESOURCE (1: not shared)."""
+    if not time_slicing:
+        return 1
+    overrides = time_slicing.get("resources") or {}
+    if resource in overrides:
+        return overrides[resource]
+    return time_slicing.get("replicas", 1)
+
+
+def advertised_resource(resource: str, time_slicing: dict | None) -> str:
+    """The name the node advertises RESOURCE under: '<name>.shared' when shared and renamed."""
+    if time_slicing and time_slicing.get("rename_by_default") and replicas_for(resource, time_slicing) > 1:
+        return resource + SHARED_SUFFIX
+    return resource
+
+
+def build_device_plugin_config(mig_strategy: str, time_slicing: dict | None, resources: list[str]) -> dict:
+    """The device plugin config v1 for a node advertising RESOURCES (names before any sharing)."""
+    if mig_strategy not in MIG_STRATEGIES:
+        raise DevicePluginConfigError(f"mig_strategy must be one of {', '.join(MIG_STRATEGIES)}, got {mig_strategy!r}")
+    problems = lint_time_slicing(time_slicing)
+    for name in resources:
+        problem = resource_name_problem(name)
+        if problem:
+            problems.append(f"resources: {name!r}: {problem}")
+    if problems:
+        raise DevicePluginConfigError("; ".join(problems))
+    time_slicing = normalize_time_slicing(time_slicing)
+    config = {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy}}
+    shared = [
+        {"name": name, "replicas": replicas_for(name, time_slicing)}
+        for name in sorted(set(resources))
+        if replicas_for(name, time_slicing) > 1
+    ]
+    # replicas.go refuses an empty resources list, so a node with nothing to share gets no sharing.
+    if shared:
+        time_slicing_config = {}
+        for ours, theirs in (
+            ("rename_by_default", "renameByDefault"),
+            ("fail_requests_greater_than_one", "failRequestsGreaterThanOne"),
+        ):
+            if ours in time_slicing:
+                time_slicing_config[theirs] = time_slicing[ours]
+        time_slicing_config["resources"] = shared
+        config["sharing"] = {"timeSlicing": time_slicing_config}
+    return config
+
+
+def _key_home(key) -> str | None:
+    homes = [path or "the top level" for path, keys in KNOWN_KEYS.items() if key in keys]
+    return " or ".join(homes) if homes else None
+
+
+def _check_keys(mapping, path, known) -> list[str]:
+    problems = []
+    for key in mapping:
+        if key in known:
+            continue
+        home = _key_home(key)
+        where = f"{path}.{key}" if path else str(key)
+        if home:
+            problems.append(f"{where}: misplaced key (the plugin ignores it here); it belongs under {home}")
+        else:
+            problems.append(f"{where}: unknown key (the plugin ignores it); {_suggest(key, known)}")
+    return problems
+
+
+def _mapping(doc, path, problems) -> dict | None:
+    value = doc.get(path.rsplit(".", 1)[-1])
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        problems.append(f"{path}: must be a mapping, got {type(value).__name__}")
+        return None
+    problems.extend(_check_keys(value, path, KNOWN_KEYS[path]))
+    return value
+
+
+def _lint_flags(doc, problems) -> str:
+    flags = _mapping(doc, "flags", problems) or {}
+    mig_strategy = flags.get("migStrategy", "none")
+    if mig_strategy not in MIG_STRATEGIES:
+        problems.append(f"flags.migStrategy: must be one of {', '.join(MIG_STRATEGIES)}, got {mig_strategy!r}")
+    sections = {"flags": flags}
+    sections["flags.plugin"] = _mapping(flags, "flags.plugin", problems) or {}
+    sections["flags.gfd"] = _mapping(flags, "flags.gfd", problems) or {}
+    for path, section in sections.items():
+        for key in _BOOL_FLAGS.get(path, ()):
+            if key in section and not isinstance(section[key], bool):
+                problems.append(f"{path}.{key}: must be true or false, got {section[key]!r}")
+        for key in _STRING_FLAGS.get(path, ()):
+            if key in section and not isinstance(section[key], str):
+                problems.append(f"{path}.{key}: must be a string, got {section[key]!r}")
+    plugin = sections["flags.plugin"]
+    if "deviceListStrategy" in plugin:
+        # flags.go deviceListStrategyFlag: one string or a list of strings.
+        strategies = plugin["deviceListStrategy"]
+        strategies = [strategies] if isinstance(strategies, str) else strategies
+        if (
+            not isinstance(strategies, list)
+            or not strategies
+            or any(s not in DEVICE_LIST_STRATEGIES for s in strategies)
+        ):
+            problems.append(
+                f"flags.plugin.deviceListStrategy: must be one or a list of {', '.join(DEVICE_LIST_STRATEGIES)}, "
+                f"got {plugin['deviceListStrategy']!r}"
+            )
+    if "deviceIDStrategy" in plugin and plugin["deviceIDStrategy"] not in DEVICE_ID_STRATEGIES:
+        problems.append(
+            f"flags.plugin.deviceIDStrategy: must be one of {', '.join(DEVICE_ID_STRATEGIES)}, "
+            f"got {plugin['deviceIDStrategy']!r}"
+        )
+    interval = sections["flags.gfd"].get("sleepInterval")
+    if interval is not None and not (isinstance(interval, str) and _GO_DURATION.match(interval)):
+        problems.append(f"flags.gfd.sleepInterval: must be a duration such as 60s or 1m30s, got {interval!r}")
+    return mig_strategy
+
+
+def _lint_replicated(section, path, max_replicas, problems) -> None:
+    for key in ("renameByDefault", "failRequestsGreaterThanOne"):
+        if key in section and not isinstance(section[key], bool):
+            problems.append(f"{path}.{key}: must be true or false, got {section[key]!r}")
+    resources = section.get("resources")
+    # replicas.go: "no resources specified" when the list is missing or empty.
+    if not isinstance(resources, list) or not resources:
+        problems.append(f"{path}.resources: must be a non-empty list of {{name, replicas}}")
+        return
+    seen = set()
+    for index, entry in enumerate(resources):
+        where = f"{path}.resources[{index}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: must be a mapping with name and replicas")
+            continue
+        problems.extend(_check_keys(entry, where, _REPLICATED_RESOURCE_KEYS))
+        name = entry.get("name")
+        problem = "missing" if name is None else resource_name_problem(name)
+        if problem:
+            problems.append(f"{where}.name: {problem}")
+        elif name in seen:
+            problems.append(f"{where}.name: {name} is listed twice; give each resource once")
+        seen.add(name)
+        problem = "missing" if "replicas" not in entry else _replicas_problem(entry["replicas"], max_replicas)
+        if problem:
+            problems.append(f"{where}.replicas: {problem}")
+        # config.go DisableResourceNamingInConfig overwrites both with only a warning in the log.
+        if "rename" in entry and entry["rename"] != f"{name}{SHARED_SUFFIX}":
+            problems.append(f"{where}.rename: the plugin ignores custom names; use renameByDefault: true instead")
+        if "devices" in entry and entry["devices"] != "all":
+            problems.append(f"{where}.devices: the plugin ignores device selection and shares every device; drop it")
+
+
+def _mps_limit(compute_capability) -> int:
+    if compute_capability is None:
+        return MAX_MPS_REPLICAS
+    major, _dot, minor = str(compute_capability).partition(".")
+    version = (int(major), int(minor or 0))
+    return MAX_MPS_REPLICAS if version >= VOLTA_COMPUTE_CAPABILITY else MAX_MPS_REPLICAS_PRE_VOLTA
+
+
+def lint_device_plugin_config(doc, compute_capability: str | None = None) -> list[str]:
+    """Every problem in a device plugin config v1 document, each naming its path.
+
+    COMPUTE_CAPABILITY ("8.0"), when known, tightens the MPS replica limit on pre-Volta GPUs.
+    """
+    if not isinstance(doc, dict):
+        return [f"config: must be a mapping (the device plugin config v1), got {type(doc).__name__}"]
+    problems = _check_keys(doc, "", KNOWN_KEYS[""])
+    # config.go parseConfigFrom: only "v1" is read.
+    if doc.get("version") != CONFIG_VERSION:
+        problems.append(f"version: must be {CONFIG_VERSION!r}, got {doc.get('version')!r}")
+    mig_strategy = _lint_flags(doc, problems)
+    if doc.get("resources") is not None:
+        problems.append("resources: the plugin ignores custom resource patterns (config.go); drop it")
+    imex = _mapping(doc, "imex", problems) or {}
+    # imex.go AssertChannelIDsValid.
+    if "channelIDs" in imex and imex["channelIDs"] not in ([], [0]):
+        problems.append(f"imex.channelIDs: must be [] or [0], got {imex['channelIDs']!r}")
+    if "required" in imex and not isinstance(imex["required"], bool):
+        problems.append(f"imex.required: must be true or false, got {imex['required']!r}")
+    sharing = _mapping(doc, "sharing", problems) or {}
+    time_slicing = _mapping(sharing, "sharing.timeSlicing", problems)
+    mps = _mapping(sharing, "sharing.mps", problems)
+    if time_slicing is not None:
+        _lint_replicated(time_slicing, "sharing.timeSlicing", None, problems)
+    if mps is not None:
+        _lint_replicated(mps, "sharing.mps", _mps_limit(compute_capability), problems)
+        # main.go validateFlags.
+        if mig_strategy == "mixed":
+            problems.append("sharing.mps: the plugin refuses MPS with flags.migStrategy mixed; use none or single")
+        # sharing.go SharingStrategy: MPS wins whenever it is set.
+        if time_slicing is not None:
+            problems.append("sharing: both mps and timeSlicing are set; the plugin uses mps only, keep one of them")
+    return problems

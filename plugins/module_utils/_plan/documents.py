@@ -1,0 +1,114 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Documents of the cluster plan: device-plugin ConfigMap, GPU Operator values, the table for people.
+
+The mig-parted document comes from _gpu.mig_configs, where built-in and user configs are merged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+RKE2_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DEFAULT_DEVICE_PLUGIN_CONFIG = "default"
+# migManager.config.default for the operator's mig-manager: empty, because the operator labels nodes
+# without nvidia.com/mig.config only when the default is all-disabled (gpu-operator
+# controllers/state_manager.go), which would turn MIG off on hosts the inventory leaves alone.
+OPERATOR_MIG_CONFIG_DEFAULT = ""
+# The GPU Operator's mig-manager reads the mig-parted document from this key of its ConfigMap.
+MIG_CONFIGMAP_KEY = "config.yaml"
+
+
+def canonical_json(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def device_plugin_config_key(doc):
+    """Stable ConfigMap key of a device-plugin config: the label value stays put while the doc does."""
+    if "sharing" not in doc:
+        return DEFAULT_DEVICE_PLUGIN_CONFIG
+    return "time-slicing-" + hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:8]
+
+
+def configmap(name, namespace, data):
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "gpuops.cluster"},
+        },
+        "data": data,
+    }
+
+
+def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
+    """Helm values for a host-installed driver and container toolkit.
+
+    OPERATOR_MANAGES_MIG: gpuops_mig_manager is operator and a node is MIG-capable; otherwise the
+    operator's mig-manager stays off, so it neither fights the collection's mig role nor disables MIG.
+    """
+    toolkit = {"enabled": False}
+    if settings["rke2"]:
+        # RKE2's containerd; CONTAINERD_CONFIG is left alone (it broke clusters after reboots).
+        toolkit["env"] = [{"name": "CONTAINERD_SOCKET", "value": RKE2_CONTAINERD_SOCKET}]
+    return {
+        "operator": {"defaultRuntime": "containerd"},
+        "driver": {"enabled": False},
+        "toolkit": toolkit,
+        "mig": {"strategy": mig_strategy},
+        "devicePlugin": {
+            "config": {
+                "create": False,
+                "name": settings["device_plugin_configmap"],
+                "default": DEFAULT_DEVICE_PLUGIN_CONFIG,
+            }
+        },
+        "migManager": (
+            {
+                "enabled": True,
+                "config": {"create": False, "name": settings["mig_configmap"], "default": OPERATOR_MIG_CONFIG_DEFAULT},
+            }
+            if operator_manages_mig
+            else {"enabled": False}
+        ),
+    }
+
+
+def describe_layout(mig_config, product, layouts):
+    if product.mig is None:
+        return "no MIG"
+    if mig_config is None:
+        return "not managed (planned as MIG off)"
+    groups = {}
+    for layout in layouts:
+        text = layout.describe()
+        groups[text] = groups.get(text, 0) + 1
+    return mig_config + ": " + "; ".join(f"{count}x[{text}]" for text, count in groups.items())
+
+
+def _resources_text(resources):
+    return ", ".join(f"{name}={count}" for name, count in resources.items()) or "nothing"
+
+
+def render_table(rows, totals, mig_strategy):
+    """Plain-text table: one line per node (HOST, PRODUCT, GPUS, MIG LAYOUT, ADVERTISED) and the totals."""
+    header = ("HOST", "PRODUCT", "GPUS", "MIG LAYOUT", "ADVERTISED")
+    lines = [
+        (host, product, str(count), layout, _resources_text(resources))
+        for host, product, count, layout, resources in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header) - 1)]
+
+    def fmt(line):
+        return "  ".join(line[column].ljust(width) for column, width in enumerate(widths)) + "  " + line[-1]
+
+    out = [f"GPU cluster plan: {len(rows)} GPU nodes, MIG strategy {mig_strategy}", fmt(header)]
+    out += [fmt(line) for line in lines]
+    out.append(f"TOTAL: {_resources_text(totals)}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,57 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Errors of the cluster plan: bad intent in the inventory, layouts the device plugin refuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Hosts named in one message before the rest is only counted.
+HOSTS_SHOWN = 10
+
+
+class PlanError(ValueError):
+    """Base of the errors of the plan; str() says what is wrong and what would work."""
+
+
+class CapacityError(PlanError):
+    """A node layout the device plugin refuses to serve; str() says why and what would work."""
+
+
+class DevicePluginConfigError(PlanError):
+    """Input from which no valid device plugin config can be built; str() lists every problem."""
+
+
+@dataclass(frozen=True)
+class IntentError:
+    """One problem in one host's intent: the variable and what is wrong with it."""
+
+    host: str
+    variable: str
+    message: str
+
+    def __str__(self):
+        return f"{self.host}: {self.variable}: {self.message}"
+
+
+def format_errors(errors):
+    """One line per distinct problem, naming every host that has it (the first ten, then a count)."""
+    grouped = {}
+    for error in errors:
+        grouped.setdefault((error.variable, error.message), []).append(error.host)
+    lines = []
+    for (variable, message), hosts in grouped.items():
+        shown = ", ".join(hosts[:HOSTS_SHOWN])
+        if len(hosts) > HOSTS_SHOWN:
+            shown += f" and {len(hosts) - HOSTS_SHOWN} more hosts"
+        lines.append(f"{shown}: {variable}: {message}")
+    return "\n".join(lines)
+
+
+class IntentErrors(PlanError):
+    """Every problem found in the inventory's intent."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__(format_errors(self.errors))

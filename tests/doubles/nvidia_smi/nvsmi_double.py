@@ -1,0 +1,457 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A stand-in for nvidia-smi on test hosts without GPUs: the MIG rules, real output formats.
+
+State lives in a JSON file (env NVSMI_DOUBLE_STATE, default /var/lib/nvidia-smi-double/state.json);
+every invocation is appended to a log beside it (env NVSMI_DOUBLE_LOG, one argv per line, joined by
+spaces) so tests can count calls. GPU products, MIG profiles and placements come from the
+collection's GPU catalog (``_gpu.catalog``), found through env NVSMI_DOUBLE_COLLECTIONS, the folder
+of this file, or the repository's .build/collections (the folder that holds ``ansible_collections``).
+
+Modelled on recorded real outputs (tests/fixtures/nvidia-smi and the published folder):
+- ``-i N -mig 1|0``: applied at once, or left pending with the real warning while the GPU has
+  clients (state ``clients``); a pending mode sets ``reset_required`` until ``--simulate-reboot``.
+- ``mig -cgi P[:START],... [-C]``: profile ids or names, max instances, allowed placements and
+  overlaps. GI ids number every (size, start) slot of the geometry, largest slots first; this
+  matches every recording. Without a start the double picks the free placement that blocks the
+  fewest still-free placements of all profiles, lowest start first. That reproduces the recorded
+  sequences of one profile at a time (GI ids 13,11,12,7,8,9,10 for seven 1g.10gb on A100 and
+  H100) but NOT mixed ones: for ``-cgi 9,14,19 -C`` on an A100 80GB PCIe the real driver gave
+  3g@0, 2g@4, 1g@6 (GI ids 1,5,13; a100-80gb-pcie/mig-cgi-9-14-19-C.txt) where the double gives
+  3g@4, 2g@0, 1g@2 (GI ids 2,3,9). No single rule found explains both recordings;
+  tests/unit/doubles/test_nvidia_smi_double.py asserts this difference. The collection always passes
+  explicit placements, so its own calls do not depend on the choice.
+- ``mig -i N -gi G -cci P,...``: compute instances by CI profile id or name (``1c.3g.40gb``, or
+  the GI's own name for the whole GI), lowest free slot and id first, output as recorded
+  (a100-80gb-pcie/mig-cci-1c3g40gb-x2.txt).
+- ``mig -dci`` / ``-dgi``: refuse with "In use by another client" while a process runs on the GI.
+- ``--simulate-reboot``: GPU and compute instances vanish, pending MIG modes take effect.
+Exit codes follow nvidia-smi(1): 0 success, 2 invalid argument, 6 not found, 255 other errors
+(the recordings do not show them). Engine columns of -lgip (SM, CE, DEC...) are not modelled.
+"""
+
+# ruff: noqa: UP031 -- printf formats (%2d, %-11s) mirror the fixed-width fields nvidia-smi prints
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import uuid as uuidlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+DEFAULT_STATE = "/var/lib/nvidia-smi-double/state.json"
+IN_USE = "In use by another client"
+NO_RESOURCES = "Insufficient Resources"
+
+
+def load_catalog():
+    # In a checkout this file is tests/doubles/nvidia_smi/ (the repository three folders up), in a
+    # collection tree (ansible-test) it lies inside ansible_collections/; on a test host it stands
+    # alone, beside the ansible_collections folder it was given.
+    repository = HERE.parents[2] if len(HERE.parents) > 2 else HERE
+    candidates = [
+        os.environ.get("NVSMI_DOUBLE_COLLECTIONS", ""),
+        str(HERE),
+        str(repository / ".build" / "collections"),
+        *(str(folder.parent) for folder in HERE.parents if folder.name == "ansible_collections"),
+    ]
+    for folder in candidates:
+        if folder and (pathlib.Path(folder) / "ansible_collections").is_dir() and folder not in sys.path:
+            sys.path.insert(0, folder)
+    from ansible_collections.gpuops.cluster.plugins.module_utils._gpu import catalog
+
+    return catalog
+
+
+class Failure(Exception):
+    def __init__(self, text, rc=255):
+        super().__init__(text)
+        self.text, self.rc = text, rc
+
+
+# ---------------------------------------------------------------- state
+
+
+def state_path():
+    return pathlib.Path(os.environ.get("NVSMI_DOUBLE_STATE", DEFAULT_STATE))
+
+
+def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
+    """A host with ``count`` GPUs of one catalog product, MIG disabled, no clients."""
+    catalog = load_catalog()
+    found = catalog.find_product(product)
+    if found is None:
+        raise Failure(f"unknown product {product!r} for the nvidia-smi double", 2)
+    gpus = []
+    for index in range(count):
+        digest = hashlib.sha256(("%s/%d" % (found.name, index)).encode()).hexdigest()
+        gpus.append(
+            {
+                "index": index,
+                "product": found.name,
+                "uuid": "GPU-" + str(uuidlib.UUID(digest[:32])),
+                "pci_bus_id": "00000000:%02X:00.0" % (0x07 + 0x10 * index),
+                "mig_current": False,
+                "mig_pending": False,
+                "clients": [],
+                "gpu_instances": [],
+            }
+        )
+    return {
+        "driver_version": driver_version,
+        "cuda_version": cuda_version,
+        "reset_required": False,
+        "gpus": gpus,
+        "processes": [],
+    }
+
+
+def load_state():
+    return json.loads(state_path().read_text(encoding="utf-8"))
+
+
+def save_state(state):
+    path = state_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def log_call(argv):
+    path = pathlib.Path(os.environ.get("NVSMI_DOUBLE_LOG", str(state_path().with_name("calls.log"))))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(" ".join(argv) + "\n")
+
+
+# ---------------------------------------------------------------- MIG geometry
+
+
+def product_of(gpu):
+    return load_catalog().find_product(gpu["product"])
+
+
+def slot_ids(mig):
+    """GI id of every (size, start) slot: largest slots first, then by start (A100/H100 numbering)."""
+    slots = sorted(
+        {(p.memory_slices, s) for p in mig.profiles for s in p.placements}, key=lambda slot: (-slot[0], slot[1])
+    )
+    return {slot: number for number, slot in enumerate(slots)}
+
+
+def used_slices(gpu):
+    return {s for gi in gpu["gpu_instances"] for s in range(gi["start"], gi["start"] + gi["size"])}
+
+
+def free_placements(mig, gpu, profile):
+    used = used_slices(gpu)
+    return [s for s in profile.placements if not used & set(range(s, s + profile.memory_slices))]
+
+
+def blocked_by(mig, gpu, start, size):
+    """How many still-free placements of all profiles a new instance at start:size would take away."""
+    taken = set(range(start, start + size))
+    return sum(
+        1 for p in mig.profiles for s in free_placements(mig, gpu, p) if taken & set(range(s, s + p.memory_slices))
+    )
+
+
+def resolve_profile(mig, token):
+    name = token[4:] if token.startswith("MIG ") else token
+    profile = mig.profile_by_id(int(name)) if name.isdigit() else mig.profile(name)
+    if profile is None:
+        raise Failure("Invalid Argument", 2)
+    return profile
+
+
+def ci_profile_id(profile):
+    """Compute-instance profile id of the default (whole-GI) CI, as -C prints it."""
+    if profile.compute_slices == 1 and profile.memory_slices == 2:
+        return 7  # NVML 1_SLICE_REV1, recorded for 1g.24gb on GH200 (mig-cgi-15x3-C-success.txt)
+    return {1: 0, 2: 1, 3: 2, 4: 3, 7: 4, 8: 5, 6: 6}[profile.compute_slices]
+
+
+def create_gpu_instance(gpu, token, with_ci):
+    """Create one GI (and its default CI); returns the lines nvidia-smi prints."""
+    product = product_of(gpu)
+    mig = product.mig
+    text, _colon, start_text = token.partition(":")
+    profile = resolve_profile(mig, text)
+    existing = [gi for gi in gpu["gpu_instances"] if gi["profile_id"] == profile.profile_id]
+    free = free_placements(mig, gpu, profile)
+    if start_text:
+        start = int(start_text)
+        if start not in profile.placements:
+            raise Failure("Invalid Argument", 2)
+        if start not in free:
+            raise Failure(NO_RESOURCES)
+    elif free:
+        start = min(free, key=lambda s: (blocked_by(mig, gpu, s, profile.memory_slices), s))
+    if len(existing) >= profile.max_instances or not free:
+        raise Failure(NO_RESOURCES)
+    gi_id = slot_ids(mig)[(profile.memory_slices, start)]
+    instance = {
+        "id": gi_id,
+        "profile_id": profile.profile_id,
+        "start": start,
+        "size": profile.memory_slices,
+        "compute_instances": [],
+    }
+    gpu["gpu_instances"].append(instance)
+    index = gpu["index"]
+    lines = [
+        "Successfully created GPU instance ID %2d on GPU %2d using profile MIG %s (ID %2d)"
+        % (gi_id, index, profile.name, profile.profile_id)
+    ]
+    if with_ci:
+        ci = {
+            "id": 0,
+            "profile_id": ci_profile_id(profile),
+            "name": profile.name,
+            "start": 0,
+            "size": profile.compute_slices,
+        }
+        instance["compute_instances"].append(ci)
+        lines.append(
+            "Successfully created compute instance ID %2d on GPU %2d GPU instance ID %2d using profile MIG %s (ID %2d)"
+            % (0, index, gi_id, profile.name, ci["profile_id"])
+        )
+    return lines
+
+
+# CI profile id -> compute slices (NVML COMPUTE_INSTANCE_PROFILE_*: 1, 2, 3, 4, 7, 8, 6, 1 rev1).
+CI_SLICES_BY_ID = {0: 1, 1: 2, 2: 3, 3: 4, 4: 7, 5: 8, 6: 6, 7: 1}
+
+
+def resolve_ci_profile(gi_profile, token):
+    """(compute slices, CI profile id, name) of a -cci token for a GI of ``gi_profile``."""
+    name = token[4:] if token.startswith("MIG ") else token
+    if name.isdigit():
+        slices = CI_SLICES_BY_ID.get(int(name))
+    elif name == gi_profile.name:
+        slices = gi_profile.compute_slices
+    else:
+        prefix, _dot, rest = name.partition(".")
+        slices = int(prefix[:-1]) if prefix[:-1].isdigit() and prefix.endswith("c") else None
+        slices = slices if rest == gi_profile.name else None
+    if slices is None or slices > gi_profile.compute_slices:
+        raise Failure("Invalid Argument", 2)
+    whole = slices == gi_profile.compute_slices
+    profile_id = ci_profile_id(gi_profile) if whole else {1: 0, 2: 1, 3: 2, 4: 3, 6: 6}[slices]
+    return slices, profile_id, gi_profile.name if whole else "%dc.%s" % (slices, gi_profile.name)
+
+
+def create_compute_instance(gpu, gi, token):
+    """Create one CI in a GI at the lowest free start (a multiple of its size); the line nvidia-smi prints."""
+    gi_profile = product_of(gpu).mig.profile_by_id(gi["profile_id"])
+    slices, profile_id, name = resolve_ci_profile(gi_profile, token)
+    used = {s for ci in gi["compute_instances"] for s in range(ci["start"], ci["start"] + ci["size"])}
+    starts = [
+        s for s in range(0, gi_profile.compute_slices - slices + 1, slices) if not used & set(range(s, s + slices))
+    ]
+    if not starts:
+        raise Failure(NO_RESOURCES)
+    ci_id = min(set(range(8)) - {ci["id"] for ci in gi["compute_instances"]})
+    gi["compute_instances"].append(
+        {"id": ci_id, "profile_id": profile_id, "name": name, "start": starts[0], "size": slices}
+    )
+    line = "Successfully created compute instance ID %2d on GPU %2d GPU instance ID %2d using profile MIG %s (ID %2d)"
+    return line % (ci_id, gpu["index"], gi["id"], name, profile_id)
+
+
+def cmd_create_ci(state, args):
+    tokens = args[args.index("-cci") + 1].split(",")
+    wanted = _ids(args, "-gi")
+    lines = []
+    for gpu in mig_gpus(state, args):
+        gis = [gi for gi in gpu["gpu_instances"] if wanted is None or gi["id"] in wanted]
+        if not gis:
+            raise Failure("No GPU instances found.", 6)
+        for gi in sorted(gis, key=lambda g: g["id"]):
+            for token in tokens:
+                try:
+                    lines.append(create_compute_instance(gpu, gi, token))
+                except Failure as failure:
+                    lines += [
+                        "Unable to create a compute instance on GPU %2d GPU instance ID %2d using profile %s: %s"
+                        % (gpu["index"], gi["id"], token, failure.text),
+                        f"Failed to create compute instances: {failure.text}",
+                    ]
+                    return "\n".join(lines), failure.rc
+    return "\n".join(lines), 0
+
+
+def gi_busy(state, gpu, gi):
+    return any(p["gpu"] == gpu["index"] and p.get("gpu_instance") == gi["id"] for p in state["processes"])
+
+
+# ---------------------------------------------------------------- commands
+
+
+def selected(state, args):
+    if "-i" in args:
+        wanted = {int(i) for i in args[args.index("-i") + 1].split(",")}
+        gpus = [g for g in state["gpus"] if g["index"] in wanted]
+        if not gpus:
+            raise Failure("No devices were found", 6)
+        return gpus
+    return state["gpus"]
+
+
+def cmd_set_mig(state, args):
+    enable = args[args.index("-mig") + 1] in ("1", "ENABLED", "Enabled")
+    out = []
+    for gpu in selected(state, args):
+        product = product_of(gpu)
+        bus = gpu["pci_bus_id"]
+        verb = "enable" if enable else "disable"
+        if product.mig is None:
+            out += [
+                f"Unable to {verb} MIG Mode for GPU {bus}: Not Supported",
+                "Treating as warning and moving on.",
+            ]
+        elif gpu["clients"] and enable != gpu["mig_current"]:
+            if not enable:
+                return "\n".join(
+                    [
+                        *out,
+                        f"Unable to disable MIG Mode for GPU {bus}: {IN_USE}",
+                        "Terminating early due to previous errors.",
+                    ]
+                ), 255
+            gpu["mig_pending"] = True
+            state["reset_required"] = True
+            out += [
+                f"Warning: MIG mode is in pending enable state for GPU {bus}:{IN_USE}",
+                f"{bus} is currently being used by one or more other processes (e.g. CUDA application or a monitoring"
+                " application such as another instance of nvidia-smi). Please first kill all processes using the"
+                " device and retry the command or reboot the system to make MIG mode effective.",
+            ]
+        else:
+            gpu["mig_current"] = gpu["mig_pending"] = enable
+            if not enable:
+                gpu["gpu_instances"] = []
+            out.append("{} MIG Mode for GPU {}".format("Enabled" if enable else "Disabled", bus))
+    return "\n".join([*out, "All done."]), 0
+
+
+def mig_gpus(state, args):
+    gpus = [g for g in selected(state, args) if g["mig_current"]]
+    if not gpus:
+        raise Failure("No MIG-enabled devices found.", 6)
+    return gpus
+
+
+def cmd_create(state, args):
+    tokens = args[args.index("-cgi") + 1].split(",")
+    lines = []
+    for gpu in mig_gpus(state, args):
+        for token in tokens:
+            try:
+                lines += create_gpu_instance(gpu, token, "-C" in args)
+            except Failure as failure:
+                profile = token.partition(":")[0]
+                lines += [
+                    "Unable to create a GPU instance on GPU %2d using profile %s: %s"
+                    % (gpu["index"], profile, failure.text),
+                    f"Failed to create GPU instances: {failure.text}",
+                ]
+                return "\n".join(lines), failure.rc
+    return "\n".join(lines), 0
+
+
+def _ids(args, flag):
+    return None if flag not in args else {int(x) for x in args[args.index(flag) + 1].split(",")}
+
+
+def cmd_destroy_ci(state, args):
+    lines = []
+    wanted_gi, wanted_ci = _ids(args, "-gi"), _ids(args, "-ci")
+    for gpu in mig_gpus(state, args):
+        for gi in sorted(gpu["gpu_instances"], key=lambda g: g["id"]):
+            if wanted_gi is not None and gi["id"] not in wanted_gi:
+                continue
+            for ci in list(gi["compute_instances"]):
+                if wanted_ci is not None and ci["id"] not in wanted_ci:
+                    continue
+                if gi_busy(state, gpu, gi):
+                    reason = IN_USE
+                    lines += [
+                        "Unable to destroy compute instance ID %2d from GPU %2d GPU instance ID %2d: %s"
+                        % (ci["id"], gpu["index"], gi["id"], reason),
+                        f"Failed to destroy compute instances: {reason}",
+                    ]
+                    return "\n".join(lines), 255
+                gi["compute_instances"].remove(ci)
+                lines.append(
+                    "Successfully destroyed compute instance ID %2d from GPU %2d GPU instance ID %2d"
+                    % (ci["id"], gpu["index"], gi["id"])
+                )
+    if not lines:
+        return "No compute instances found.", 6
+    return "\n".join(lines), 0
+
+
+def cmd_destroy_gi(state, args):
+    lines = []
+    wanted = _ids(args, "-gi")
+    for gpu in mig_gpus(state, args):
+        for gi in sorted(gpu["gpu_instances"], key=lambda g: g["id"]):
+            if wanted is not None and gi["id"] not in wanted:
+                continue
+            if gi["compute_instances"] or gi_busy(state, gpu, gi):
+                lines += [
+                    "Unable to destroy GPU instance ID %2d from GPU %2d: %s" % (gi["id"], gpu["index"], IN_USE),
+                    f"Failed to destroy GPU instances: {IN_USE}",
+                ]
+                return "\n".join(lines), 255
+            gpu["gpu_instances"].remove(gi)
+            lines.append("Successfully destroyed GPU instance ID %2d from GPU %2d" % (gi["id"], gpu["index"]))
+    if not lines:
+        return "No GPU instances found.", 6
+    return "\n".join(lines), 0
+
+
+def simulate_reboot(state):
+    """MIG mode survives a reboot (pending modes take effect); GPU and compute instances do not."""
+    for gpu in state["gpus"]:
+        gpu["mig_current"] = gpu["mig_pending"]
+        gpu["gpu_instances"] = []
+        gpu["clients"] = []
+    state["processes"] = []
+    state["reset_required"] = False
+    return "", 0
+
+
+def run(argv, state):
+    """(stdout, rc) of one invocation; ``state`` is changed in place."""
+    from nvsmi_double_render import render
+
+    args = list(argv)
+    try:
+        if args == ["--simulate-reboot"]:
+            return simulate_reboot(state)
+        if "-mig" in args and args[0] != "mig":
+            return cmd_set_mig(state, args)
+        if args and args[0] == "mig":
+            if "-cgi" in args:
+                return cmd_create(state, args)
+            if "-cci" in args:
+                return cmd_create_ci(state, args)
+            if "-dci" in args:
+                return cmd_destroy_ci(state, args)
+            if "-dgi" in args:
+                return cmd_destroy_gi(state, args)
+            gpus = selected(state, args)
+            if "-lgip" in args or "-lgipp" in args:
+                if not any(product_of(g).mig for g in gpus):
+                    raise Failure("No MIG-supported devices found.", 6)
+                gpus = [g for g in gpus if product_of(g).mig]
+            else:
+                gpus = mig_gpus(state, args)
+            return render(args, state, gpus)
+        return render(args, state, selected(state, args))
+    except Failure as failure:
+        return failure.text, failure.rc

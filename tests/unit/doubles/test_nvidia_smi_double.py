@@ -1,0 +1,247 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The nvidia-smi test double: real rules, outputs that parse and match recorded real outputs."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.commands import (
+    create_gpu_instances_args,
+    query_compute_apps_args,
+    query_gpu_args,
+    query_xml_args,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import ErrorKind, classify_error
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.parsers import (
+    parse_compute_instances,
+    parse_gpu_instances,
+    parse_mig_change,
+    parse_query_compute_apps,
+    parse_query_gpu,
+    parse_query_xml,
+)
+from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils._host.extra_parsers import (
+    MigModeOutcome,
+    parse_gpu_instance_placements,
+    parse_gpu_instance_profiles,
+    parse_list_devices,
+    parse_mig_mode_change,
+)
+
+DOUBLE = pathlib.Path(__file__).resolve().parents[2] / "doubles" / "nvidia_smi" / "nvidia-smi"
+ENGINE_COLUMNS = 61  # -lgip columns from SM on (SM, DEC, ENC / CE, JPEG, OFA) are not modelled
+
+
+@pytest.fixture
+def smi(tmp_path):
+    env = dict(os.environ, NVSMI_DOUBLE_STATE=str(tmp_path / "state.json"))
+
+    def run(*args, rc=0):
+        done = subprocess.run([str(DOUBLE), *args], env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == rc, done.stdout + done.stderr
+        return done.stdout
+
+    run.state = lambda: json.loads((tmp_path / "state.json").read_text())
+    run.calls = lambda: (tmp_path / "calls.log").read_text().splitlines()
+    return run
+
+
+def host(smi, product, count=1, mig=True):
+    smi("--double-init", product, str(count))
+    if mig:
+        smi("-mig", "1")
+    return smi
+
+
+def test_lgip_matches_the_recorded_a100_80gb_pcie_table(smi, seed_fixture):
+    host(smi, "NVIDIA A100 80GB PCIe")
+    recorded = seed_fixture("nvidia-smi/a100-80gb-pcie-seed004-mig-lgip-i0.txt").splitlines()
+    produced = smi("mig", "-i", "0", "-lgip").splitlines()
+    assert [len(line) for line in produced] == [len(line) for line in recorded]
+    assert [line[:ENGINE_COLUMNS] for line in produced] == [line[:ENGINE_COLUMNS] for line in recorded]
+    assert parse_gpu_instance_profiles("\n".join(produced))[3].profile_name == "3g.40gb"
+
+
+def test_seven_1g10gb_on_h100_match_the_recorded_run(smi, read_published_text):
+    """GI ids, placements and every table of a recorded H100 session, byte for byte."""
+    host(smi, "NVIDIA H100 80GB HBM3")
+    for argv, recorded in (
+        (("-cgi", "19,19,19,19,19,19,19", "-C"), "notes-mig-cgi-19x7-C.txt"),
+        (("-lgi",), "notes-mig-lgi-7x1g10gb.txt"),
+        (("-lci",), "notes-mig-lci-7x1g10gb.txt"),
+        (("-dci",), "notes-mig-dci-all-i0.txt"),
+        (("-dgi",), "notes-mig-dgi-all-i0.txt"),
+    ):
+        assert smi("mig", "-i", "0", *argv) == read_published_text("h100-80gb-hbm3/" + recorded)
+
+
+@pytest.mark.parametrize(
+    ("cgi", "recorded", "rc"),
+    [
+        (["9,19,14,19"], "mig-cgi-9-19-14-19-no-C-nvidia-guide.txt", 0),
+        (["19,19,14,9"], "mig-cgi-19-19-14-9-error-insufficient-resources-nvidia-guide.txt", 255),
+        (["9,3g.20gb", "-C"], "mig-cgi-9-3g20gb-C-nvidia-guide.txt", 0),
+    ],
+    ids=str,
+)
+def test_driver_placement_choice_matches_the_mig_user_guide(smi, read_published_text, cgi, recorded, rc):
+    host(smi, "NVIDIA A100-SXM4-40GB")
+    assert smi("mig", "-cgi", *cgi, rc=rc) == read_published_text("a100-sxm4-40gb/" + recorded)
+
+
+@pytest.fixture
+def read_published_text(published_nvsmi_dir):
+    return lambda relative: (published_nvsmi_dir / relative).read_text(encoding="utf-8")
+
+
+def test_enable_on_busy_gpu_stays_pending_until_reboot(smi, read_published_text):
+    host(smi, "NVIDIA A100 80GB PCIe", mig=False)
+    smi("--double-client", "0", "1234", "nvidia-persistenced")
+    out = smi("-i", "0", "-mig", "1")
+    recorded = read_published_text("a100-sxm4-40gb/mig-enable-warning-pending-enable-in-use-nvidia-guide.txt")
+    assert out == recorded.replace("00000000:07:00.0", smi.state()["gpus"][0]["pci_bus_id"])
+    [change] = parse_mig_mode_change(out)
+    assert (change.outcome, change.kind) == (MigModeOutcome.PENDING, ErrorKind.IN_USE)
+    [row] = parse_query_gpu(smi(*query_gpu_args()))
+    assert (row.mig_mode_current, row.mig_mode_pending) == ("disabled", "enabled")
+    assert smi("mig", "-lgi", rc=6).strip() == "No MIG-enabled devices found."
+    assert smi.state()["reset_required"] is True
+    smi("--simulate-reboot")
+    [row] = parse_query_gpu(smi(*query_gpu_args()))
+    assert (row.mig_mode_current, row.mig_mode_pending) == ("enabled", "enabled")
+    assert smi.state()["reset_required"] is False
+
+
+def test_reboot_keeps_mig_mode_and_drops_instances(smi):
+    host(smi, "NVIDIA H100 80GB HBM3", count=2)
+    smi("mig", "-i", "1", "-cgi", "0", "-C")
+    assert len(parse_gpu_instances(smi("mig", "-lgi"))) == 1
+    smi("--simulate-reboot")
+    assert smi("mig", "-lgi", rc=6).strip() == "No GPU instances found."
+    assert {r.mig_mode_current for r in parse_query_gpu(smi(*query_gpu_args()))} == {"enabled"}
+
+
+def test_explicit_placements_max_instances_and_bad_profiles(smi):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    created = parse_mig_change(smi(*create_gpu_instances_args(0, [(9, 0), (14, 4)])))
+    assert [(g.instance_id, g.profile_name) for g in created.created_gpu_instances] == [(1, "3g.40gb"), (5, "2g.20gb")]
+    assert [(g.placement_start, g.placement_size) for g in parse_gpu_instances(smi("mig", "-lgi"))] == [
+        (0, 4),
+        (4, 2),
+    ]
+    overlap = smi(*create_gpu_instances_args(0, [(19, 5)]), rc=255)
+    assert classify_error(255, overlap).kind is ErrorKind.INSUFFICIENT_RESOURCES
+    not_a_placement = smi(*create_gpu_instances_args(0, [(14, 6)]), rc=2)
+    assert classify_error(2, not_a_placement).kind is ErrorKind.INVALID_ARGUMENT
+    assert classify_error(255, smi("mig", "-dgi", rc=255)).kind is ErrorKind.IN_USE  # CIs still inside
+    smi("mig", "-dci")
+    smi("mig", "-dgi")
+    smi("mig", "-cgi", "5")
+    assert classify_error(255, smi("mig", "-cgi", "5", rc=255)).kind is ErrorKind.INSUFFICIENT_RESOURCES
+    assert "Invalid Argument" in smi("mig", "-cgi", "8g.80gb", rc=2)
+
+
+def test_busy_gpu_instance_cannot_be_destroyed(smi, read_published_text):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    smi("mig", "-cgi", "19", "-C")
+    [gi] = parse_gpu_instances(smi("mig", "-lgi"))
+    smi("--double-process", "0", str(gi.instance_id), "4321", "python", "500")
+    out = smi("mig", "-i", "0", "-dci", rc=255)
+    assert classify_error(255, out).kind is ErrorKind.IN_USE
+    [apps] = parse_query_compute_apps(smi(*query_compute_apps_args()))
+    assert (apps.pid, apps.process_name, apps.used_memory_mib) == (4321, "python", 500)
+    smi("--simulate-reboot")
+    assert parse_query_compute_apps(smi(*query_compute_apps_args())) == []
+
+
+def test_disable_with_clients_fails_like_the_recording(smi, read_published_text):
+    host(smi, "NVIDIA H100 80GB HBM3")
+    smi("--double-client", "0", "99", "dcgm")
+    out = smi("-mig", "0", rc=255)
+    bus = smi.state()["gpus"][0]["pci_bus_id"]
+    recorded = read_published_text("gh200-480gb/mig-disable-error-in-use-by-another-client.txt")
+    assert out == recorded.replace("00000009:01:00.0", bus)
+
+
+def test_gpu_without_mig(smi):
+    host(smi, "Tesla T4", mig=False)
+    out = smi("-i", "0", "-mig", "1")
+    [change] = parse_mig_mode_change(out)
+    assert (change.outcome, change.kind) == (MigModeOutcome.FAILED, ErrorKind.NOT_SUPPORTED)
+    assert smi("mig", "-lgip", rc=6).strip() == "No MIG-supported devices found."
+    [row] = parse_query_gpu(smi(*query_gpu_args()))
+    assert (row.name, row.mig_capable, row.pci_device_id) == ("Tesla T4", False, "0x1EB810DE")
+    assert parse_query_xml(smi(*query_xml_args())).gpus[0].mig_mode_current is None
+
+
+def test_list_devices_and_xml_parse(smi):
+    host(smi, "NVIDIA A100-SXM4-80GB", count=2)
+    smi("mig", "-i", "1", "-cgi", "9,14,19", "-C")
+    gpus = parse_list_devices(smi("-L"))
+    assert [len(g.mig_devices) for g in gpus] == [0, 3]
+    assert [d.name for d in gpus[1].mig_devices] == ["3g.40gb", "2g.20gb", "1g.10gb"]
+    report = parse_query_xml(smi("-q", "-x"))
+    assert [g.uuid for g in report.gpus] == [g.uuid for g in gpus] and report.cuda_version == "12.2"
+    lgipp = parse_gpu_instance_placements(smi("mig", "-i", "0", "-lgipp"))
+    assert {(p.profile_id, p.starts) for p in lgipp} >= {(9, (0, 4)), (0, (0,))}
+
+
+def test_driver_unloaded_exits_9(smi):
+    host(smi, "NVIDIA L4", mig=False)
+    smi("--double-driver", "unloaded")
+    out = smi(*query_gpu_args(), rc=9)
+    assert classify_error(9, out).kind is ErrorKind.DRIVER_NOT_LOADED
+
+
+def test_every_invocation_is_logged(smi):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    smi("mig", "-lgip")
+    smi("mig", "-cgi", "19", "-C")
+    assert smi.calls() == ["nvidia-smi -mig 1", "nvidia-smi mig -lgip", "nvidia-smi mig -cgi 19 -C"]
+
+
+def test_cci_matches_the_recorded_run(smi, read_published_text):
+    """Partial compute instances in a 3g.40gb GPU instance: the -cci and -lci outputs of an A100 80GB PCIe."""
+    host(smi, "NVIDIA A100 80GB PCIe")
+    smi("mig", "-i", "0", "-cgi", "9:0")
+    created = smi("mig", "-i", "0", "-gi", "1", "-cci", "1c.3g.40gb,1c.3g.40gb")
+    assert created == read_published_text("a100-80gb-pcie/mig-cci-1c3g40gb-x2.txt")
+    listed = parse_compute_instances(smi("mig", "-i", "0", "-lci"))
+    recorded = parse_compute_instances(read_published_text("a100-80gb-pcie/mig-lci-gi1.txt"))
+    assert listed == recorded
+
+
+def test_cci_by_profile_id_fills_the_gpu_instance_then_refuses(smi):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    smi("mig", "-i", "0", "-cgi", "9:0")
+    out = smi("mig", "-i", "0", "-gi", "1", "-cci", "1,0")
+    assert [(ci.profile_name, ci.profile_id) for ci in parse_mig_change(out).created_compute_instances] == [
+        ("2c.3g.40gb", 1),
+        ("1c.3g.40gb", 0),
+    ]
+    refused = smi("mig", "-i", "0", "-gi", "1", "-cci", "0", rc=255)
+    assert "Insufficient Resources" in refused
+    smi("mig", "-i", "0", "-gi", "1", "-cci", "2c.1g.10gb", rc=2)
+
+
+def test_placement_without_start_differs_from_the_recorded_mixed_run(smi, read_published_text):
+    """Documented limit of the double: `-cgi 9,14,19 -C` without placements is not the driver's choice.
+
+    The real A100 80GB PCIe run put 3g@0, 2g@4, 1g@6 (GI ids 1, 5, 13); the double puts 3g@4, 2g@0,
+    1g@2 (GI ids 2, 3, 9). The GI id of each (size, start) slot agrees with the recording.
+    """
+    host(smi, "NVIDIA A100 80GB PCIe")
+    recorded = parse_mig_change(read_published_text("a100-80gb-pcie/mig-cgi-9-14-19-C.txt"))
+    produced = parse_mig_change(smi("mig", "-i", "0", "-cgi", "9,14,19", "-C"))
+    assert [gi.instance_id for gi in recorded.created_gpu_instances] == [1, 5, 13]
+    assert [gi.instance_id for gi in produced.created_gpu_instances] == [2, 3, 9]
+    placements = [(gi.profile_name, gi.placement_start) for gi in parse_gpu_instances(smi("mig", "-lgi"))]
+    assert sorted(placements) == [("1g.10gb", 2), ("2g.20gb", 0), ("3g.40gb", 4)]
+    # With the recorded placements given explicitly, the double gives the recorded ids.
+    host(smi, "NVIDIA A100 80GB PCIe")
+    explicit = parse_mig_change(smi("mig", "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"))
+    assert explicit == recorded

@@ -1,0 +1,104 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/plan.yml end to end: files written (or not), idempotence, check mode, errors."""
+
+import json
+import pathlib
+import shutil
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+EXAMPLE = REPO / "inventories" / "example"
+PLAN_FILES = {
+    "capacity.json",
+    "device-plugin-configmap.yaml",
+    "mig-parted-config.yaml",
+    "gpu-operator-values.yaml",
+    "plan.txt",
+}
+
+
+@pytest.fixture
+def run_plan(run_playbook):
+    def run(inventory, plan_dir, *extra):
+        return run_playbook("plan.yml", inventory, "-e", f"gpuops_plan_dir={plan_dir}", *extra)
+
+    return run
+
+
+def test_example_inventory_writes_the_plan_then_changes_nothing(run_plan, tmp_path):
+    plan_dir = tmp_path / "plan"
+    first = run_plan(EXAMPLE, plan_dir)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert {path.name for path in plan_dir.iterdir()} == PLAN_FILES
+    capacity = json.loads((plan_dir / "capacity.json").read_text())
+    assert capacity["nodes"]["gpu-a100-1"]["resources"] == {"nvidia.com/mig-1g.10gb": 56, "nvidia.com/mig-3g.40gb": 8}
+    assert capacity["nodes"]["gpu-l4-1"]["resources"] == {"nvidia.com/gpu": 16}
+    assert "cp-1" not in capacity["nodes"]
+    assert "gpu-h100-1  NVIDIA H100 80GB HBM3" in first.stdout
+    assert "changed=1" in first.stdout
+
+    second = run_plan(EXAMPLE, plan_dir)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "changed=0" in second.stdout
+
+
+def test_check_mode_writes_nothing_and_diff_shows_the_change(run_plan, tmp_path):
+    plan_dir = tmp_path / "plan"
+    checked = run_plan(EXAMPLE, plan_dir, "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "changed=1" in checked.stdout
+    assert not plan_dir.exists()
+
+    assert run_plan(EXAMPLE, plan_dir).returncode == 0
+    values = plan_dir / "gpu-operator-values.yaml"
+    values.write_text(values.read_text().replace("strategy: mixed", "strategy: single"))
+    diffed = run_plan(EXAMPLE, plan_dir, "--check", "--diff")
+    assert "-  strategy: single" in diffed.stdout and "+  strategy: mixed" in diffed.stdout
+    assert "strategy: single" in values.read_text()
+
+
+def test_broken_inventory_fails_listing_every_problem_and_writes_nothing(run_plan, tmp_path):
+    inventory = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, inventory)
+    (inventory / "group_vars" / "gpu_l4.yml").write_text(
+        "gpuops_gpu_product: NVIDIA L4\ngpuops_gpu_count: 4\ngpuops_mig_config: all-1g.10gb\n"
+        "gpuops_time_slicing:\n  replica: 4\n"
+    )
+    (inventory / "group_vars" / "gpu_h100.yml").write_text(
+        "gpuops_gpu_product: NVIDIA H100 80GB HBM3\ngpuops_gpu_count: 0\ngpuops_mig_config: all-1g.5gb\n"
+    )
+    plan_dir = tmp_path / "plan"
+    failed = run_plan(inventory, plan_dir)
+    assert failed.returncode != 0
+    assert not plan_dir.exists()
+    output = failed.stdout
+    assert "nothing was written" in output
+    for line in (
+        "gpu-l4-1, gpu-l4-2: gpuops_mig_config: NVIDIA L4 does not support MIG",
+        "gpu-l4-1, gpu-l4-2: gpuops_time_slicing.replica: unknown key; did you mean 'replicas'?",
+        "gpu-h100-1: gpuops_gpu_count: must be 1 or more GPUs per node, got 0",
+        "gpu-h100-1: gpuops_mig_config: undefined MIG config 'all-1g.5gb'; valid for NVIDIA H100 80GB HBM3:",
+    ):
+        assert line in output, output
+
+
+def test_dest_that_is_a_file_fails_before_writing(run_plan, tmp_path):
+    dest = tmp_path / "plan"
+    dest.write_text("not a directory\n")
+    failed = run_plan(EXAMPLE, dest)
+    assert failed.returncode != 0
+    assert f"dest {dest} exists and is not a directory" in failed.stdout
+    assert dest.read_text() == "not a directory\n"
+
+
+def test_a_directory_in_place_of_a_plan_file_fails_before_writing(run_plan, tmp_path):
+    plan_dir = tmp_path / "plan"
+    plan_dir.mkdir()
+    (plan_dir / "plan.txt").mkdir()
+    failed = run_plan(EXAMPLE, plan_dir)
+    assert failed.returncode != 0
+    assert "plan.txt is a directory" in failed.stdout
+    assert [path.name for path in plan_dir.iterdir()] == ["plan.txt"]

@@ -1,0 +1,93 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Kernel module flavour and load decisions of the nvidia_driver role (gpuops.cluster.nvidia_driver_* filters)."""
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpuops.cluster.plugins.filter.nvidia_driver import (
+    FilterModule,
+    nvidia_driver_flavour,
+    nvidia_driver_flavour_fits,
+    nvidia_driver_load_blocker,
+)
+
+# PCI device ids as /sys/bus/pci/devices/*/device gives them.
+V100 = {"device_id": "0x1db6"}  # Volta: before Turing
+T4 = {"device_id": "0x1eb8"}  # Turing: the first with open modules
+A100_80GB = {"device_id": "0x20b5"}
+H100_SXM = {"device_id": "0x2330"}
+B200 = {"device_id": "0x2901"}  # Blackwell: open modules only
+
+
+@pytest.mark.parametrize(
+    ("requested", "branch", "gpus", "expected"),
+    [
+        pytest.param("open", "535", [V100], "open", id="asked-for-is-kept-even-if-it-does-not-fit"),
+        pytest.param("proprietary", "570", [H100_SXM], "proprietary", id="asked-for-proprietary"),
+        pytest.param("auto", "535", [], "proprietary", id="no-gpu-before-560"),
+        pytest.param("auto", "560", [], "open", id="no-gpu-from-560"),
+        pytest.param("auto", "535", [A100_80GB, H100_SXM], "open", id="all-turing-or-newer"),
+        pytest.param("auto", "535", [T4], "open", id="turing-is-the-first"),
+        pytest.param("auto", "570", [A100_80GB, V100], "proprietary", id="one-older-gpu"),
+        pytest.param("auto", "470", [A100_80GB], "proprietary", id="branch-without-open-modules"),
+        pytest.param("auto", "515", [A100_80GB], "open", id="first-branch-with-open-modules"),
+    ],
+)
+def test_flavour(requested, branch, gpus, expected):
+    assert nvidia_driver_flavour(requested, branch, gpus) == expected
+
+
+@pytest.mark.parametrize(
+    ("flavour", "branch", "gpus", "fits"),
+    [
+        pytest.param("open", "535", [], True, id="open-without-gpu"),
+        pytest.param("open", "470", [], False, id="open-below-515"),
+        pytest.param("open", "535", [V100], False, id="open-on-volta"),
+        pytest.param("open", "535", [T4, H100_SXM], True, id="open-on-turing-and-hopper"),
+        pytest.param("proprietary", "535", [V100, A100_80GB], True, id="proprietary-before-blackwell"),
+        pytest.param("proprietary", "570", [B200], False, id="proprietary-on-blackwell"),
+        pytest.param("open", "570", [B200], True, id="open-on-blackwell"),
+    ],
+)
+def test_flavour_fits(flavour, branch, gpus, fits):
+    assert nvidia_driver_flavour_fits(flavour, branch, gpus) is fits
+
+
+def test_bad_input_names_what_was_expected():
+    with pytest.raises(AnsibleFilterError, match="device_id"):
+        nvidia_driver_flavour("auto", "535", [{"address": "0000:17:00.0"}])
+    with pytest.raises(AnsibleFilterError, match="branch"):
+        nvidia_driver_flavour("auto", "latest", [A100_80GB])
+    with pytest.raises(AnsibleFilterError, match="flavour"):
+        nvidia_driver_flavour_fits("auto", "535", [])
+
+
+@pytest.mark.parametrize(
+    ("host", "in_container", "simulated", "expected"),
+    [
+        pytest.param(
+            {"gpus": [A100_80GB]},
+            True,
+            False,
+            "running in a container (podman): the kernel is the container host's",
+            id="container-first",
+        ),
+        pytest.param({"gpus": []}, False, True, "no NVIDIA GPU on the PCI bus", id="no-gpu"),
+        pytest.param(
+            {"gpus": [A100_80GB]}, False, True, "check mode: the driver is not installed yet", id="check-mode"
+        ),
+        pytest.param({"gpus": [A100_80GB]}, False, False, "", id="can-load"),
+        pytest.param({"gpus": [A100_80GB]}, "False", "false", "", id="flags-as-strings"),
+    ],
+)
+def test_load_blocker(host, in_container, simulated, expected):
+    assert nvidia_driver_load_blocker(host, in_container, "podman", simulated) == expected
+
+
+def test_filters_are_registered():
+    assert set(FilterModule().filters()) == {
+        "nvidia_driver_flavour",
+        "nvidia_driver_flavour_fits",
+        "nvidia_driver_load_blocker",
+    }

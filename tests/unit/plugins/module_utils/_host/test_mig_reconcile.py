@@ -1,0 +1,696 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The MIG reconcile engine against the nvidia-smi test double and recorded real outputs."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from ansible_collections.gpuops.cluster.plugins.module_utils._host import mig_reconcile as engine
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.commands import QUERY_GPU_FIELDS
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import MigReconcileError
+
+REPO = pathlib.Path(__file__).resolve().parents[5]
+DOUBLE_DIR = REPO / "tests" / "doubles" / "nvidia_smi"
+# The folder that holds ansible_collections/gpuops/cluster: the tree's root under ansible-test,
+# else .build/collections (`make collection`).
+COLLECTIONS = REPO.parents[2] if REPO.parents[1].name == "ansible_collections" else REPO / ".build" / "collections"
+sys.path.insert(0, str(DOUBLE_DIR))
+import nvsmi_double  # noqa: E402
+
+SMI = "/usr/bin/nvidia-smi"
+A100 = "NVIDIA A100-SXM4-80GB"
+MIXED = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
+CHANGING = ("-cgi", "-cci", "-dci", "-dgi", "-mig", "--gpu-reset")
+
+
+def document(**configs):
+    return {"version": "v1", "mig-configs": configs}
+
+
+def all_gpus(mig_devices=None, enabled=True):
+    entry = {"devices": "all", "mig-enabled": enabled}
+    if mig_devices is not None:
+        entry["mig-devices"] = mig_devices
+    return [entry]
+
+
+class DoubleHost:
+    """An in-process host whose nvidia-smi is the test double; records argv of every call."""
+
+    def __init__(self, product=A100, count=2):
+        self.state = nvsmi_double.new_state(product, count)
+        self.calls = []
+        self.before_call = None  # hook(argv) run before a call, to act as another client
+
+    def run(self, argv):
+        self.calls.append(list(argv))
+        if self.before_call:
+            self.before_call(argv)
+        stdout, rc = nvsmi_double.run(argv[1:], self.state)
+        return rc, stdout + "\n" if stdout else "", ""
+
+    def smi(self, *args):
+        """Run nvidia-smi on the host outside the engine (not recorded)."""
+        stdout, rc = nvsmi_double.run(list(args), self.state)
+        assert rc == 0, stdout
+        return stdout
+
+    def changing_calls(self):
+        return [call for call in self.calls if any(flag in call for flag in CHANGING)]
+
+    def layout(self, index):
+        gpu = self.state["gpus"][index]
+        return sorted((gi["profile_id"], gi["start"], len(gi["compute_instances"])) for gi in gpu["gpu_instances"])
+
+    def reconcile(self, doc, name, check_mode=False):
+        self.calls = []
+        return engine.reconcile(self.run, SMI, doc, name, check_mode=check_mode)
+
+
+# Profile ids of the A100 80GB (a100-80gb-pcie-seed004-mig-lgip-i0.txt): 3g.40gb 9, 2g.20gb 14, 1g.10gb 19.
+MIXED_LAYOUT = [(9, 4, 1), (14, 0, 1), (19, 2, 1), (19, 3, 1)]
+
+
+@pytest.fixture
+def host():
+    return DoubleHost()
+
+
+def test_layout_from_mig_disabled_enables_mode_then_creates_at_planned_placements(host):
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert result["changed"] is True
+    assert host.changing_calls() == [
+        [SMI, "-i", "0", "-mig", "1"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:4,14:0,19:2,19:3", "-C"],
+        [SMI, "-i", "1", "-mig", "1"],
+        [SMI, "mig", "-i", "1", "-cgi", "9:4,14:0,19:2,19:3", "-C"],
+    ]
+    assert host.layout(0) == host.layout(1) == MIXED_LAYOUT
+    assert result["gpus"][0]["before"] == {"mig_enabled": False, "mig_pending": None, "instances": []}
+    assert result["gpus"][0]["after"]["instances"][-1] == {"profile": "3g.40gb", "placement": "4:4"}
+    assert result["reboot_required"] is False
+
+
+def test_converged_host_gets_queries_only(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert result["changed"] is False
+    assert host.changing_calls() == []
+    assert [call[1:] for call in host.calls] == [
+        ["--query-gpu=" + ",".join(QUERY_GPU_FIELDS), "--format=csv,noheader,nounits"],
+        ["mig", "-lgi"],
+        ["mig", "-lci"],
+    ]
+    assert all(not c["changes_state"] for c in result["commands"])
+
+
+def test_check_mode_plans_without_changing_and_reports_before_and_after(host):
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed", check_mode=True)
+
+    assert result["changed"] is True
+    assert host.changing_calls() == []
+    assert host.state["gpus"][0]["mig_current"] is False
+    assert result["planned_commands"][:2] == [
+        [SMI, "-i", "0", "-mig", "1"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:4,14:0,19:2,19:3", "-C"],
+    ]
+    assert [i["profile"] for i in result["gpus"][1]["after"]["instances"]] == [
+        "2g.20gb",
+        "1g.10gb",
+        "1g.10gb",
+        "3g.40gb",
+    ]
+
+
+def test_builtin_config_needs_no_document(host):
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert result["changed"] is True
+    assert host.layout(0) == [(19, start, 1) for start in range(7)]
+
+
+def test_relayout_destroys_all_then_creates_without_touching_the_mode(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    host.reconcile(None, "all-7g.80gb")
+
+    assert host.changing_calls()[:3] == [
+        [SMI, "mig", "-i", "0", "-dci"],
+        [SMI, "mig", "-i", "0", "-dgi"],
+        [SMI, "mig", "-i", "0", "-cgi", "0:0", "-C"],
+    ]
+    assert len(host.changing_calls()) == 6
+    assert not any("-mig" in call for call in host.changing_calls())
+
+
+def test_relayout_keeps_instances_at_wanted_placements(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    ids = {gi["start"]: gi["id"] for gi in host.state["gpus"][0]["gpu_instances"]}
+
+    host.reconcile(None, "all-1g.10gb")
+
+    assert host.changing_calls()[:4] == [
+        [SMI, "mig", "-i", "0", "-gi", str(ids[4]), "-dci"],
+        [SMI, "mig", "-i", "0", "-gi", str(ids[0]), "-dci"],
+        [SMI, "mig", "-i", "0", "-gi", f"{ids[4]},{ids[0]}", "-dgi"],
+        [SMI, "mig", "-i", "0", "-cgi", "19:0,19:1,19:4,19:5,19:6", "-C"],
+    ]
+    assert host.layout(0) == [(19, start, 1) for start in range(7)]
+
+
+def test_instances_already_at_wanted_placements_are_kept(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    ids_before = {gi["start"]: gi["id"] for gi in host.state["gpus"][0]["gpu_instances"]}
+
+    host.reconcile(document(other=all_gpus({"3g.40gb": 1, "1g.10gb": 4})), "other")
+
+    two_g = ids_before[0]
+    assert host.changing_calls()[:3] == [
+        [SMI, "mig", "-i", "0", "-gi", str(two_g), "-dci"],
+        [SMI, "mig", "-i", "0", "-gi", str(two_g), "-dgi"],
+        [SMI, "mig", "-i", "0", "-cgi", "19:0,19:1", "-C"],
+    ]
+    kept = {gi["start"]: gi["id"] for gi in host.state["gpus"][0]["gpu_instances"]}
+    assert all(kept[start] == ids_before[start] for start in (2, 3, 4))
+
+
+def test_all_disabled_destroys_instances_then_disables_the_mode(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    host.reconcile(None, "all-disabled")
+
+    assert host.changing_calls()[:3] == [
+        [SMI, "mig", "-i", "0", "-dci"],
+        [SMI, "mig", "-i", "0", "-dgi"],
+        [SMI, "-i", "0", "-mig", "0"],
+    ]
+    assert [gpu["mig_current"] for gpu in host.state["gpus"]] == [False, False]
+
+
+def test_devices_select_gpus_and_unselected_ones_are_left_alone(host):
+    doc = document(one=[{"devices": [1], "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}])
+
+    result = host.reconcile(doc, "one")
+
+    assert host.state["gpus"][0]["mig_current"] is False
+    assert host.layout(1) == [(0, 0, 1)]
+    assert result["gpus"][0]["managed"] is False
+    assert "left alone" in result["warnings"][0]
+
+
+def test_device_filter_of_another_product_selects_nothing(host):
+    doc = document(h100=[{"devices": "all", "device-filter": "0x233010DE", "mig-enabled": True}])
+
+    result = host.reconcile(doc, "h100")
+
+    assert result["changed"] is False
+    assert host.changing_calls() == []
+
+
+@pytest.mark.parametrize(
+    ("mig_devices", "expected"),
+    [
+        ({"3g.40gb": 2, "1g.10gb": 1}, "memory slices"),
+        ({"7g.80gb": 2}, "at most 1"),
+        ({"2g.10gb": 1}, "unknown profile 2g.10gb"),
+    ],
+)
+def test_impossible_layout_fails_before_any_change(host, mig_devices, expected):
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(bad=all_gpus(mig_devices)), "bad")
+
+    assert expected in error.value.message
+    assert "GPU 0 (NVIDIA A100-SXM4-80GB)" in error.value.message
+    assert "nothing was changed" in error.value.message
+    assert host.changing_calls() == []
+    assert len(host.calls) == 1
+
+
+def test_unknown_config_name_lists_the_valid_ones(host):
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(mixed=all_gpus(MIXED)), "mixd")
+
+    assert "'mixd' is not defined" in error.value.message
+    assert "mixed" in error.value.message and "all-balanced" in error.value.message
+
+
+def test_invalid_document_is_reported_with_its_path(host):
+    doc = document(mixed=[{"devices": "all", "mig-enabled": "yes"}])
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(doc, "mixed")
+
+    assert "mig-configs.mixed[0].mig-enabled" in error.value.message
+    assert host.calls == [host.calls[0]]
+
+
+def test_busy_gpu_fails_naming_processes_and_changes_nothing(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    gi = host.state["gpus"][0]["gpu_instances"][0]["id"]
+    host.state["processes"].append(
+        {"gpu": 0, "gpu_instance": gi, "pid": 4242, "name": "/usr/bin/python3", "used_memory_mib": 2048}
+    )
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(None, "all-1g.10gb")
+
+    assert "GPU 0: pid 4242 /usr/bin/python3" in error.value.message
+    assert host.changing_calls() == []
+    assert host.layout(0) == host.layout(1) == MIXED_LAYOUT
+    assert error.value.result["busy_processes"] == [{"gpu": 0, "pid": 4242, "name": "/usr/bin/python3"}]
+
+
+def test_busy_gpu_in_check_mode_is_a_warning(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    host.state["processes"].append({"gpu": 1, "gpu_instance": 1, "pid": 7, "name": "dcgm", "used_memory_mib": 1})
+
+    result = host.reconcile(None, "all-1g.10gb", check_mode=True)
+
+    assert result["busy_processes"] == [{"gpu": 1, "pid": 7, "name": "dcgm"}]
+    assert any("pid 7 dcgm" in warning for warning in result["warnings"])
+
+
+def test_busy_gpu_that_needs_no_change_does_not_block(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    host.state["processes"].append({"gpu": 0, "gpu_instance": 1, "pid": 7, "name": "train", "used_memory_mib": 1})
+
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert result["changed"] is False
+
+
+def test_pending_mode_reports_reboot_required_and_creates_nothing_there(host):
+    host.state["gpus"][0]["clients"].append({"pid": 99, "name": "nvidia-persistenced"})
+
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert result["reboot_required"] is True
+    assert result["pending_gpus"] == [0]
+    assert result["gpus"][0]["pending"] is True
+    assert result["gpus"][0]["after"]["mig_pending"] == "enabled"
+    assert not any(call[2:4] == ["0", "-cgi"] for call in host.changing_calls())
+    assert host.layout(1) == MIXED_LAYOUT
+
+    again = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    assert again["changed"] is False and again["reboot_required"] is True
+    assert host.changing_calls() == []
+
+    host.smi("--simulate-reboot")
+    after_reboot = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    assert after_reboot["reboot_required"] is False
+    assert host.layout(0) == host.layout(1) == MIXED_LAYOUT
+    assert not any("-mig" in call for call in host.changing_calls())
+
+
+def test_boot_restore_recreates_instances_only(host):
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    host.smi("--simulate-reboot")
+
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert [call[1:4] for call in host.changing_calls()] == [["mig", "-i", "0"], ["mig", "-i", "1"]]
+    assert host.layout(0) == host.layout(1) == MIXED_LAYOUT
+
+
+def test_half_way_failure_rolls_the_gpu_back(host):
+    host.smi("-i", "0", "-mig", "1")
+
+    def another_client(argv):
+        if "-cgi" in argv and argv[3] == "0" and host.before_call:
+            host.before_call = None
+            host.smi("mig", "-i", "0", "-cgi", "19:3", "-C")  # takes the slot the plan needs last
+
+    host.before_call = another_client
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    message = error.value.message
+    assert "changing GPU 0 failed" in message and "-cgi 9:4,14:0,19:2,19:3 -C" in message
+    assert "Insufficient Resources" in message
+    assert "put back to its previous layout" in message
+    assert host.layout(0) == []
+    assert error.value.result["gpus"][0]["rolled_back"] is True
+    assert error.value.command["cmd"][-3:] == ["-cgi", "9:4,14:0,19:2,19:3", "-C"]
+    assert "Successfully created GPU instance" in error.value.command["stdout"]
+    assert host.state["gpus"][1]["mig_current"] is False  # GPU 1 untouched after the failure
+
+
+def test_failed_rollback_reports_the_exact_state(host):
+    host.smi("-i", "0", "-mig", "1")
+
+    def busy_intruder(argv):
+        if "-cgi" in argv and argv[3] == "0" and host.before_call:
+            host.before_call = None
+            host.smi("mig", "-i", "0", "-cgi", "19:3", "-C")
+            intruder = next(gi for gi in host.state["gpus"][0]["gpu_instances"] if gi["start"] == 3)
+            host.state["processes"].append(
+                {"gpu": 0, "gpu_instance": intruder["id"], "pid": 31, "name": "job", "used_memory_mib": 1}
+            )
+
+    host.before_call = busy_intruder
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    message = error.value.message
+    assert "restoring failed" in message and "In use by another client" in message
+    assert "it is now in this state" in message and "'placement': '3:1'" in message
+    assert error.value.result["gpus"][0]["rolled_back"] is False
+    reported = error.value.result["gpus"][0]["after"]["instances"]
+    assert [(i["profile"], i["placement"], i.get("compute_instances", 1)) for i in reported] == [
+        ("2g.20gb", "0:2", 0),
+        ("1g.10gb", "2:1", 0),
+        ("1g.10gb", "3:1", 1),
+        ("3g.40gb", "4:4", 0),
+    ]
+    assert host.layout(0) == [(9, 4, 0), (14, 0, 0), (19, 2, 0), (19, 3, 1)]
+
+
+def test_driver_not_loaded_reports_command_rc_and_output(host):
+    def unloaded(argv):
+        return 9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", ""
+
+    with pytest.raises(MigReconcileError) as error:
+        engine.reconcile(unloaded, SMI, None, "all-disabled")
+
+    assert "couldn't communicate with the NVIDIA driver" in error.value.message
+    assert error.value.command["rc"] == 9
+    assert error.value.command["cmd"][0] == SMI
+
+
+def test_unknown_mig_capable_product_is_refused():
+    host = DoubleHost()
+    host.state["gpus"][0]["product"] = A100
+    row = "0, GPU-x, NVIDIA Z999, 00000000:07:00.0, 0x999910DE, 1, 1, Disabled, Disabled\n"
+
+    def run(argv):
+        if argv[1].startswith("--query-gpu"):
+            return 0, row, ""
+        return host.run(argv)
+
+    with pytest.raises(MigReconcileError) as error:
+        engine.reconcile(run, SMI, None, "all-disabled")
+
+    assert "GPU 0 (NVIDIA Z999) is not in the GPU catalog" in error.value.message
+
+
+# ---------------------------------------------------------------- recorded real outputs
+# The double answers the queries; the calls below answer with outputs recorded on real GPUs.
+
+
+def recorded(host, argv_tail, rc, text, apply_to_double):
+    """Answer ``nvidia-smi argv_tail`` with a recorded output, changing the double as the GPU did."""
+    plain_run = host.run
+
+    def run(argv):
+        if argv[1:] != argv_tail:
+            return plain_run(argv)
+        host.calls.append(list(argv))
+        if apply_to_double:
+            nvsmi_double.run(argv_tail, host.state)
+        return rc, text, ""
+
+    host.run = run
+
+
+def test_recorded_pending_enable_in_use_means_reboot_required(published_nvsmi_dir):
+    text = (published_nvsmi_dir / "a100-80gb-pcie/mig-enable-warning-pending-in-use-by-another-client.txt").read_text()
+    host = DoubleHost("NVIDIA A100 80GB PCIe", 1)
+    host.state["gpus"][0]["clients"].append({"pid": 99, "name": "nvidia-persistenced"})
+    recorded(host, ["-i", "0", "-mig", "1"], 0, text, apply_to_double=True)
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert result["reboot_required"] is True and result["pending_gpus"] == [0]
+    assert host.changing_calls() == [[SMI, "-i", "0", "-mig", "1"]]
+
+
+def test_recorded_in_use_failure_of_cgi_is_rolled_back(published_nvsmi_dir):
+    text = (published_nvsmi_dir / "gh200-480gb/mig-cgi-error-in-use-by-another-client.txt").read_text()
+    host = DoubleHost(A100, 1)
+    host.smi("-i", "0", "-mig", "1")
+    # nvidia-smi(1) documents no exit status for this error; 255 is its "other error".
+    recorded(host, ["mig", "-i", "0", "-cgi", "19:0,19:1,19:2,19:3,19:4,19:5,19:6", "-C"], 255, text, False)
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(None, "all-1g.10gb")
+
+    assert "In use by another client" in error.value.message
+    assert "put back to its previous layout" in error.value.message
+    assert error.value.command["rc"] == 255 and error.value.command["stdout"] == text
+    assert host.layout(0) == []
+
+
+def test_recorded_insufficient_resources_is_a_failure(published_nvsmi_dir):
+    name = "a100-sxm4-40gb/mig-cgi-19-19-14-9-error-insufficient-resources-nvidia-guide.txt"
+    text = (published_nvsmi_dir / name).read_text()
+    host = DoubleHost(A100, 1)
+    host.smi("-i", "0", "-mig", "1")
+    recorded(host, ["mig", "-i", "0", "-cgi", "19:0,19:1,19:2,19:3,19:4,19:5,19:6", "-C"], 255, text, False)
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(None, "all-1g.10gb")
+
+    assert "Insufficient Resources" in error.value.message
+
+
+def test_seed_cgi_output_is_accepted_and_verified(seed_fixture):
+    text = seed_fixture("nvidia-smi/a100-80gb-pcie-seed004-mig-cgi-9-14-19-C.txt")
+    host = DoubleHost("NVIDIA A100 80GB PCIe", 1)
+    host.smi("-i", "0", "-mig", "1")
+    recorded(host, ["mig", "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"], 0, text, apply_to_double=True)
+
+    result = host.reconcile(document(seed=all_gpus({"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1})), "seed")
+
+    assert result["changed"] is True
+    assert host.layout(0) == [(9, 0, 1), (14, 4, 1), (19, 6, 1)]
+    assert [call[-2] for call in host.changing_calls()] == ["9:0,14:4,19:6"]
+
+
+def test_boot_time_restore_command_recreates_the_layout(tmp_path, monkeypatch):
+    """roles/mig/files/gpuops_mig_apply.py with the double as nvidia-smi, as the systemd unit runs it."""
+    repo = REPO
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    config = tmp_path / "mig-config.json"
+    config.write_text(json.dumps(document(mixed=all_gpus(MIXED))))
+    subprocess.run(["nvidia-smi", "--double-init", A100, "2"], check=True)
+    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
+    command = [
+        sys.executable,
+        str(repo / "roles/mig/files/gpuops_mig_apply.py"),
+        "--config-file",
+        str(config),
+        "--config-name",
+        "mixed",
+        "--lib-dir",
+        str(COLLECTIONS),
+    ]
+
+    first = subprocess.run(command, capture_output=True, text=True, check=False)
+    second = subprocess.run(command, capture_output=True, text=True, check=False)
+
+    assert first.returncode == 0, first.stderr
+    assert "GPU 1 (NVIDIA A100-SXM4-80GB): MIG enabled: 2g.20gb at 0:2" in first.stdout
+    assert "11 nvidia-smi calls, 2 of them changed state" in first.stdout
+    assert second.returncode == 0 and "3 nvidia-smi calls, 0 of them changed state" in second.stdout
+
+
+def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp_path, monkeypatch):
+    """The unit of a host without gpuops_mig_configs runs without --config-file: built-in configs only."""
+    repo = REPO
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
+    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
+    script = str(repo / "roles/mig/files/gpuops_mig_apply.py")
+    lib = str(COLLECTIONS)
+
+    done = subprocess.run(
+        [sys.executable, script, "--config-name", "all-1g.10gb", "--lib-dir", lib],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "MIG enabled: " + ", ".join(f"1g.10gb at {start}:1" for start in range(7)) in done.stdout
+
+
+def render_unit(**variables):
+    """roles/mig/templates/gpuops-mig-apply.service.j2 as the template module renders it (trim_blocks)."""
+    import jinja2
+
+    folder = REPO / "roles/mig/templates"
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), trim_blocks=True)
+    environment.filters["comment"] = lambda text: "# " + text
+    values = {"ansible_managed": "managed", "mig_config_dir": "/etc/gpuops", "mig_lib_dir": "/usr/local/lib/gm"}
+    return environment.get_template("gpuops-mig-apply.service.j2").render(values, **variables)
+
+
+def exec_start_argv(unit):
+    """ExecStart as systemd splits it: "..." quoting with backslash escapes, then %% -> % and $$ -> $."""
+    import shlex
+
+    line = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    return [word.replace("%%", "%").replace("$$", "$") for word in shlex.split(line[len("ExecStart=") :])]
+
+
+def test_unit_quotes_the_config_name_and_reads_a_document_only_when_there_is_one():
+    name = 'mixed "a" 50% $HOME\\x'
+    with_document = exec_start_argv(render_unit(mig_config_name=name, mig_configs=document(m=all_gpus())))
+    builtin = exec_start_argv(render_unit(mig_config_name="all-balanced", mig_configs={}))
+
+    assert with_document[with_document.index("--config-name") + 1] == name
+    assert with_document[with_document.index("--config-file") + 1] == "/etc/gpuops/mig-config.json"
+    assert "--config-file" not in builtin
+    assert builtin[builtin.index("--config-name") + 1] == "all-balanced"
+
+
+def test_output_of_an_unexpected_shape_after_a_change_is_rolled_back_and_reported():
+    host = DoubleHost(A100, 1)
+    host.smi("-i", "0", "-mig", "1")
+    bad = {"left": 1}
+
+    def run(argv):
+        rc, stdout, stderr = host.run(argv)
+        if argv[1:] == ["mig", "-i", "0", "-lgi"] and bad["left"]:
+            bad["left"] -= 1
+            return rc, stdout.replace("MIG 1g.10gb", "MIG  1g.10gb ???", 1), stderr
+        return rc, stdout, stderr
+
+    with pytest.raises(MigReconcileError) as error:
+        engine.reconcile(run, SMI, None, "all-1g.10gb")
+
+    assert "unexpected output" in error.value.message
+    assert "it was put back to its previous layout" in error.value.message
+    assert error.value.command["cmd"] == [SMI, "mig", "-i", "0", "-lgi"] and "???" in error.value.command["stdout"]
+    assert error.value.result["gpus"][0]["rolled_back"] is True
+    assert host.layout(0) == []
+
+
+def test_any_other_error_after_a_change_reports_the_calls_and_the_state():
+    host = DoubleHost(A100, 1)
+
+    def run(argv):
+        if "-cgi" in argv:
+            raise KeyError("surprise")
+        return host.run(argv)
+
+    with pytest.raises(MigReconcileError) as error:
+        engine.reconcile(run, SMI, None, "all-7g.80gb")
+
+    assert "unexpected error after changing the GPUs: KeyError" in error.value.message
+    assert "'mig_enabled': True" in error.value.message  # the state read back after the error
+    assert [SMI, "-i", "0", "-mig", "1"] in [call["cmd"] for call in error.value.result["commands"]]
+    assert error.value.result["changed"] is True
+
+
+def test_process_name_with_commas_is_named_in_the_refusal(host):
+    host.reconcile(None, "all-7g.80gb")
+    host.state["processes"].append(
+        {"gpu": 0, "gpu_instance": 0, "pid": 5, "name": "python3 -c a,b", "used_memory_mib": 1}
+    )
+
+    with pytest.raises(MigReconcileError, match=r"GPU 0: pid 5 python3 -c a,b; stop"):
+        host.reconcile(None, "all-1g.10gb")
+
+    assert host.changing_calls() == []
+
+
+def partial_compute_instances(host):
+    """GPU 0 with one 3g.40gb GPU instance split into three 1c.3g.40gb compute instances (mig -cci)."""
+    host.smi("-i", "0", "-mig", "1")
+    host.smi("mig", "-i", "0", "-cgi", "9:0")
+    host.smi("mig", "-i", "0", "-gi", "1", "-cci", "1c.3g.40gb,1c.3g.40gb,1c.3g.40gb")
+
+
+def test_partial_compute_instances_converge_to_whole_ones():
+    host = DoubleHost(A100, 1)
+    partial_compute_instances(host)
+
+    result = host.reconcile(None, "all-3g.40gb")
+
+    assert result["gpus"][0]["before"]["instances"] == [
+        {"profile": "3g.40gb", "placement": "0:4", "compute_instances": 3}
+    ]
+    assert [call[1:] for call in host.changing_calls()] == [
+        ["mig", "-i", "0", "-dci"],
+        ["mig", "-i", "0", "-dgi"],
+        ["mig", "-i", "0", "-cgi", "9:0,9:4", "-C"],
+    ]
+    assert host.layout(0) == [(9, 0, 1), (9, 4, 1)]
+
+
+def test_rollback_recreates_partial_compute_instances():
+    host = DoubleHost(A100, 1)
+    partial_compute_instances(host)
+
+    def refuse_the_new_layout(argv):
+        if "-C" in argv:
+            host.state["gpus"][0]["gpu_instances"].append(
+                {"id": 0, "profile_id": 0, "start": 0, "size": 8, "compute_instances": []}
+            )
+
+    host.before_call = refuse_the_new_layout
+    with pytest.raises(MigReconcileError, match="it was put back to its previous layout"):
+        host.reconcile(None, "all-7g.80gb")
+
+    assert host.layout(0) == [(9, 0, 3)]
+    assert [call[1:] for call in host.changing_calls()][-2:] == [
+        ["mig", "-i", "0", "-cgi", "9:0"],
+        ["mig", "-i", "0", "-gi", "1", "-cci", "0,0,0"],
+    ]
+
+
+def test_check_mode_reports_what_a_real_run_does_for_a_gpu_awaiting_a_reset():
+    """MIG enabled with instances, disable pending: the run destroys the instances and still needs a reboot."""
+    plans = []
+    for check_mode in (True, False):
+        host = DoubleHost(A100, 1)
+        host.reconcile(None, "all-1g.10gb")
+        host.state["gpus"][0]["mig_pending"] = False
+        plans.append(host.reconcile(None, "all-disabled", check_mode=check_mode))
+    check, real = plans
+
+    assert check["reboot_required"] is real["reboot_required"] is True
+    assert check["pending_gpus"] == real["pending_gpus"] == [0]
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+    assert check["gpus"][0]["after"] == {"mig_enabled": True, "mig_pending": "disabled", "instances": []}
+
+
+def test_check_mode_shows_no_instances_on_a_gpu_whose_enable_is_pending():
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True
+
+    check = host.reconcile(None, "all-1g.10gb", check_mode=True)
+    real = host.reconcile(None, "all-1g.10gb")
+
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+    assert check["gpus"][0]["after"] == {"mig_enabled": False, "mig_pending": "enabled", "instances": []}
+    assert check["reboot_required"] is real["reboot_required"] is True
+
+
+def test_devices_naming_a_missing_gpu_fail_before_any_change(host):
+    missing = r"m\[0\]\.devices: GPU 5 does not exist on this host; valid: 0, 1"
+    with pytest.raises(MigReconcileError, match=missing):
+        host.reconcile(document(m=[{"devices": [5], "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]), "m")
+
+    assert host.changing_calls() == []
+
+
+def test_device_filter_is_matched_against_the_reported_device_id():
+    """The double reports 0x20B110DE for an A100-PCIE-40GB; a filter on its other catalog id does not select it."""
+    host = DoubleHost("NVIDIA A100-PCIE-40GB", 1)
+    entry = {"devices": "all", "device-filter": "0x20F110DE", "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}
+
+    result = host.reconcile(document(m=[entry]), "m")
+
+    assert result["changed"] is False and host.changing_calls() == []
+    assert "no entry of config m selects it" in result["gpus"][0]["note"]

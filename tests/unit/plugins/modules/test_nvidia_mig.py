@@ -1,0 +1,190 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""nvidia_mig as Ansible runs it: arguments, check mode, diff, failures with cmd/rc/stdout/stderr."""
+
+import json
+import pathlib
+import sys
+from unittest.mock import patch
+
+import pytest
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.gpuops.cluster.plugins.modules import nvidia_mig
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "doubles" / "nvidia_smi"))
+import nvsmi_double
+
+BIN = "/usr/bin/nvidia-smi"
+MIXED_DOC = {
+    "version": "v1",
+    "mig-configs": {
+        "mixed": [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}}]
+    },
+}
+
+
+class Exited(Exception):
+    pass
+
+
+@pytest.fixture
+def state():
+    return nvsmi_double.new_state("NVIDIA A100-SXM4-80GB", 2)
+
+
+def run_module(state, args, check_mode=False, diff=False, calls=None):
+    """Run the module with the double as nvidia-smi; returns the result (failed=True on fail_json)."""
+    calls = [] if calls is None else calls
+
+    def run_command(module, argv, **kwargs):
+        assert isinstance(argv, list)
+        calls.append(argv)
+        stdout, rc = nvsmi_double.run(argv[1:], state)
+        return rc, stdout + "\n" if stdout else "", ""
+
+    warnings = []
+
+    def leave(module, **result):
+        raise Exited(dict(result, warnings=warnings))
+
+    module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
+    with (
+        patch_module_args(module_args),
+        patch.object(AnsibleModule, "run_command", run_command),
+        patch.object(AnsibleModule, "get_bin_path", lambda module, name, required=False: BIN),
+        patch.object(AnsibleModule, "warn", lambda module, text: warnings.append(text)),
+        patch.object(AnsibleModule, "exit_json", leave),
+        patch.object(AnsibleModule, "fail_json", lambda module, **r: leave(module, failed=True, **r)),
+        pytest.raises(Exited) as exited,
+    ):
+        nvidia_mig.main()
+    return exited.value.args[0]
+
+
+def changing(calls):
+    return [c for c in calls if {"-cgi", "-dci", "-dgi", "-mig"} & set(c)]
+
+
+def test_apply_then_rerun_changes_nothing(state):
+    first = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"})
+    calls = []
+    second = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"}, calls=calls)
+
+    assert first["changed"] is True and first["reboot_required"] is False
+    assert second["changed"] is False
+    assert changing(calls) == []
+    assert [c["changes_state"] for c in second["commands"]] == [False, False, False]
+
+
+def test_check_mode_with_diff_executes_nothing(state):
+    calls = []
+    result = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"}, check_mode=True, diff=True, calls=calls)
+
+    assert result["changed"] is True
+    assert changing(calls) == []
+    assert result["diff"]["before"]["gpu 0"] == {"mig_enabled": False, "mig_pending": None, "instances": []}
+    assert result["diff"]["after"]["gpu 1"]["instances"][0] == {"profile": "2g.20gb", "placement": "0:2"}
+    assert [BIN, "mig", "-i", "1", "-cgi", "9:4,14:0,19:2,19:3", "-C"] in result["planned_commands"]
+
+
+def test_builtin_config_without_document(state):
+    result = run_module(state, {"config_name": "all-balanced"})
+
+    assert result["changed"] is True
+    profiles = sorted(i["profile"] for i in result["gpus"][0]["after"]["instances"])
+    assert profiles == ["1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"]
+
+
+def test_config_file_in_json_and_yaml(state, tmp_path):
+    json_file = tmp_path / "mig.json"
+    json_file.write_text(json.dumps(MIXED_DOC))
+    yaml_file = tmp_path / "mig.yaml"
+    yaml_file.write_text(
+        "version: v1\nmig-configs:\n  seven:\n    - devices: all\n      mig-enabled: true\n"
+        "      mig-devices:\n        1g.10gb: 7\n"
+    )
+
+    from_json = run_module(state, {"config_file": str(json_file), "config_name": "mixed"}, check_mode=True)
+    from_yaml = run_module(state, {"config_file": str(yaml_file), "config_name": "seven"}, check_mode=True)
+
+    assert len(from_json["gpus"][0]["after"]["instances"]) == 4
+    assert len(from_yaml["gpus"][0]["after"]["instances"]) == 7
+
+
+def test_config_and_config_file_are_mutually_exclusive(state, tmp_path):
+    result = run_module(state, {"config": MIXED_DOC, "config_file": str(tmp_path), "config_name": "mixed"})
+
+    assert result["failed"] is True
+    assert "mutually exclusive" in result["msg"]
+
+
+def test_unreadable_config_file_fails_before_nvidia_smi(state, tmp_path):
+    calls = []
+    result = run_module(state, {"config_file": str(tmp_path / "absent.yaml"), "config_name": "x"}, calls=calls)
+
+    assert result["failed"] is True and "cannot be read" in result["msg"]
+    assert calls == []
+
+
+def test_impossible_layout_fails_with_no_state_change(state):
+    doc = {
+        "version": "v1",
+        "mig-configs": {"bad": [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 2}}]},
+    }
+    calls = []
+    result = run_module(state, {"config": doc, "config_name": "bad"}, calls=calls)
+
+    assert result["failed"] is True
+    assert "7g.80gb" in result["msg"] and "nothing was changed" in result["msg"]
+    assert changing(calls) == []
+
+
+def test_busy_gpu_fails_with_processes(state):
+    run_module(state, {"config": MIXED_DOC, "config_name": "mixed"})
+    gi = state["gpus"][1]["gpu_instances"][0]["id"]
+    state["processes"].append({"gpu": 1, "gpu_instance": gi, "pid": 5762, "name": "python", "used_memory_mib": 9})
+    calls = []
+
+    result = run_module(state, {"config_name": "all-1g.10gb"}, calls=calls)
+
+    assert result["failed"] is True
+    assert "GPU 1: pid 5762 python" in result["msg"]
+    assert result["busy_processes"] == [{"gpu": 1, "pid": 5762, "name": "python"}]
+    assert changing(calls) == []
+
+
+def test_nvidia_smi_error_reaches_the_user_with_command_rc_and_output(state):
+    state["gpus"][0]["clients"].append({"pid": 1, "name": "nvidia-persistenced"})
+    state["gpus"][0]["mig_current"] = state["gpus"][0]["mig_pending"] = True
+
+    result = run_module(state, {"config_name": "all-disabled"})
+
+    assert result["failed"] is True
+    assert result["cmd"] == [BIN, "-i", "0", "-mig", "0"]
+    assert result["rc"] == 255
+    assert "Unable to disable MIG Mode" in result["stdout"] and "In use by another client" in result["msg"]
+    assert "stderr" in result
+
+
+def test_pending_mode_returns_reboot_required_with_a_warning(state):
+    state["gpus"][0]["clients"].append({"pid": 1, "name": "nvidia-persistenced"})
+
+    result = run_module(state, {"config_name": "all-1g.10gb"})
+
+    assert result["changed"] is True
+    assert result["reboot_required"] is True and result["pending_gpus"] == [0]
+    assert any("reset or a reboot is required" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize("content", ["", "\n", "{}\n"], ids=["empty", "blank", "empty-mapping"])
+def test_empty_config_file_fails_instead_of_meaning_builtin_configs(state, tmp_path, content):
+    path = tmp_path / "mig-config.json"
+    path.write_text(content)
+    calls = []
+
+    result = run_module(state, {"config_name": "all-1g.10gb", "config_file": str(path)}, calls=calls)
+
+    assert result["failed"] and f"config_file {path} is empty" in result["msg"]
+    assert calls == []

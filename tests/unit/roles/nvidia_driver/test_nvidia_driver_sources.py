@@ -1,0 +1,40 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every package source of every nvidia_driver OS vars file defines what the shared task flow reads."""
+
+import pathlib
+
+import pytest
+import yaml
+
+VARS = pathlib.Path(__file__).resolve().parents[4] / "roles" / "nvidia_driver" / "vars"
+
+
+def load(path):
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def os_vars_files():
+    return [path for path in sorted(VARS.glob("*.yml")) if path.name not in ("main.yml", "default.yml")]
+
+
+def nvidia_driver_sources():
+    for path in os_vars_files():
+        for name, source in load(path)["__nvidia_driver_sources"].items():
+            yield pytest.param(path, name, source, id=f"{path.stem}/{name}")
+
+
+@pytest.mark.parametrize(("path", "name", "source"), list(nvidia_driver_sources()))
+def test_nvidia_driver_source_defines_what_the_flow_reads(path, name, source):
+    required = load(VARS / "main.yml")["__nvidia_driver_source_keys_required"]
+    missing = [key for key in required if key not in source]
+    assert not missing, f"{path.name} source {name} lacks {missing}"
+    assert set(source["module_packages"]) == {"open", "proprietary"}
+    assert set(source["signed_module_packages"]) in (set(), {"open", "proprietary"})
+    assert set(source["signed_module_meta_packages"]) == set(source["signed_module_packages"])
+
+
+@pytest.mark.parametrize("path", os_vars_files(), ids=lambda path: path.stem)
+def test_nvidia_driver_default_source_exists(path):
+    assert load(path)["__nvidia_driver_default_source"] in load(path)["__nvidia_driver_sources"]
