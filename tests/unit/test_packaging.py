@@ -84,16 +84,22 @@ def test_build_ignore_leaves_out_development_files():
         assert path not in ignored, f"galaxy.yml: build_ignore leaves out {path}, which ansible-test needs"
 
 
+CODE_FOLDERS = ("plugins", "roles", "playbooks", "molecule", "tests")
+# ansible-test writes its results and virtualenvs there.
+NOT_SOURCE = ("tests/output",)
+
+
 def _code_files():
     """Python and shell files of the collection (empty package markers aside)."""
-    for path in sorted(REPO.rglob("*")):
-        relative = path.relative_to(REPO)
-        if relative.parts[0].startswith(".") or not path.is_file() or path.suffix in (".pyc",):
-            continue
-        first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        script = first.startswith("#!") and ("python" in first or first.endswith("sh"))
-        if (path.suffix in (".py", ".sh") or script) and path.stat().st_size:
-            yield relative
+    for folder in CODE_FOLDERS:
+        for path in sorted((REPO / folder).rglob("*")):
+            relative = path.relative_to(REPO)
+            if str(relative).startswith(NOT_SOURCE) or "__pycache__" in relative.parts or not path.is_file():
+                continue
+            first = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+            script = first.startswith("#!") and ("python" in first or first.endswith("sh"))
+            if (path.suffix in (".py", ".sh") or script) and path.stat().st_size:
+                yield relative
 
 
 def test_every_code_file_carries_the_spdx_license_line():
