@@ -42,7 +42,6 @@ ARGUMENT_SPEC = {
     "namespace": {"type": "str", "default": DEFAULT_SETTINGS["namespace"]},
     "device_plugin_configmap": {"type": "str", "default": DEFAULT_SETTINGS["device_plugin_configmap"]},
     "mig_configmap": {"type": "str", "default": DEFAULT_SETTINGS["mig_configmap"]},
-    "rke2": {"type": "bool"},
 }
 
 
@@ -192,14 +191,10 @@ class ActionModule(ActionBase):
         if args["group"] not in groups:
             return {**result, "failed": True, "msg": f"group {args['group']!r} is not in the inventory"}
         nodes, errors = read_intent(hostvars, groups[args["group"]], checker)
-        rke2 = args["rke2"]
-        if rke2 is None:
-            rke2 = bool(groups.get("rke2_servers") or groups.get("rke2_agents"))
         settings = {
             "namespace": args["namespace"],
             "device_plugin_configmap": args["device_plugin_configmap"],
             "mig_configmap": args["mig_configmap"],
-            "rke2": rke2,
         }
         try:
             plan = plan_cluster(nodes, settings)

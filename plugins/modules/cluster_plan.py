@@ -14,9 +14,12 @@ version_added: 0.1.0
 description:
   - Reads the intent of every host of a group (C(gpuops_gpu_product), C(gpuops_gpu_count),
     C(gpuops_mig_strategy), C(gpuops_mig_manager), C(gpuops_mig_config), C(gpuops_mig_configs),
-    C(gpuops_time_slicing)),
+    C(gpuops_time_slicing), C(gpuops_gpu_catalog_extra)),
     checks it against the GPU catalog, the MIG placement rules and the device plugin's rules, and
     computes what every node will advertise to Kubernetes.
+  - A product the catalog lacks is planned as whole GPUs (time-slicing allowed, MIG refused) with a
+    warning that names the nearest catalog products; C(gpuops_gpu_catalog_extra) describes it
+    (name, memory_mib, compute_capability, pci_device_id) so its memory and compute labels are predicted.
   - Runs on the controller only; no host is contacted. The work is done once per distinct intent.
   - Also checks the variables of the host roles (C(nvidia_driver_*), C(nvidia_container_toolkit_*),
     C(mig_*)) each GPU node sets against the roles' argument specs, so a bad value fails here, before
@@ -29,7 +32,8 @@ description:
   - Prints the plan table and the folder of the plan files as plain text, so it reads as a table
     whatever the callback and its result format.
   - Otherwise it writes, into O(dest), C(capacity.json), C(device-plugin-configmap.yaml),
-    C(mig-parted-config.yaml), C(gpu-operator-values.yaml) and C(plan.txt). A file is only
+    C(mig-parted-config.yaml), C(mig-parted-configmap.yaml) (the ConfigMap O(mig_configmap) the GPU
+    Operator's mig-manager reads, key C(config.yaml)), C(gpu-operator-values.yaml) and C(plan.txt). A file is only
     rewritten when its content changes; the changed files are written to temporary files first and
     then replace the old ones together, so a failed write leaves the previous plan.
   - See C(docs/plan.md) in the collection for every variable, output and error.
@@ -59,15 +63,10 @@ options:
     default: gpuops-device-plugin-config
   mig_configmap:
     description:
-      - Name of the ConfigMap holding the mig-parted config (key C(config.yaml)), written into the
-        GPU Operator values.
+      - Name of the ConfigMap holding the mig-parted config (key C(config.yaml)), written as
+        C(mig-parted-configmap.yaml) in O(namespace) and into the GPU Operator values.
     type: str
     default: gpuops-mig-parted-config
-  rke2:
-    description:
-      - Whether the cluster is RKE2, which points the GPU Operator at RKE2's containerd socket.
-      - Default is true when the inventory has hosts in C(rke2_servers) or C(rke2_agents).
-    type: bool
 attributes:
   action:
     support: full

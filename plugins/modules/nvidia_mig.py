@@ -69,11 +69,21 @@ attributes:
     platforms: posix
     description: Linux hosts with the NVIDIA driver and MIG-capable GPUs.
 notes:
+  - Compute-instance profiles such as C(1c.3g.40gb) (the module gives each GPU instance one full compute
+    instance) and a C(device-filter) with a subsystem id (C(0x20B210DE:0x147F10DE)) that could select a
+    GPU (the module does not read subsystem ids) are not supported yet and are refused before any change,
+    naming the GPU. The GPU Operator's mig-manager applies both.
   - MIG instances do not survive a reboot; the C(gpuops.cluster.mig) role installs a unit that
     re-creates them at boot with the same code.
-  - When a MIG mode change stays pending (a GPU reset or a reboot is needed, for example with GPU
-    passthrough), the module returns RV(reboot_required=true) and RV(pending_gpus) with a warning and
-    does not create the instances of those GPUs; run it again after the reboot.
+  - When a MIG mode change stays pending (GPU clients still attached, or GPU passthrough), the module
+    resets the GPU as mig-parted does (C(nvidia-smi -i N -r)), unless a compute process uses it; when
+    the mode then takes effect it creates the instances (RV(reset_gpus), C(gpus[].reset=done)). When
+    the reset fails or is skipped, it returns RV(reboot_required=true) and RV(pending_gpus) with a
+    warning giving the reason, and does not create the instances of those GPUs; run it again after
+    the reboot.
+  - In check mode a GPU whose wanted mode is pending already gets C(gpus[].reset=would_try) and the
+    reset in RV(planned_commands); whether a mode change the run makes stays pending, and whether a
+    reset works, is only known in a real run.
   - In check mode, compute processes on GPUs that would change are reported in RV(busy_processes) and
     as a warning; a real run fails on them before changing anything.
 seealso:
@@ -150,6 +160,23 @@ gpus:
       description: Why a GPU was left alone; empty when it is managed.
       type: str
       returned: always
+    reset:
+      description:
+        - What the run did about a MIG mode change that stayed pending. V(null) when none did.
+        - V(done) the GPU was reset, the mode took effect and the instances were created (no reboot);
+          V(failed) the reset failed (a client holds the GPU, or the platform cannot reset it);
+          V(skipped) a compute process uses the GPU, so it was not reset; V(not_effective) the GPU was
+          reset but the mode is still pending; V(would_try) check mode, a real run tries a reset.
+          All but V(done) leave the GPU in RV(pending_gpus).
+      type: str
+      returned: always
+      sample: done
+    reset_reason:
+      description:
+        - Why the reset failed, was skipped or did not help (nvidia-smi's reason and its class); empty otherwise.
+      type: str
+      returned: always
+      sample: In use by another client (in_use)
     rolled_back:
       description: After a failed change, whether the GPU was put back to its previous layout.
       type: bool
@@ -168,16 +195,26 @@ planned_commands:
   elements: list
   sample: [[/usr/bin/nvidia-smi, mig, "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"]]
 reboot_required:
-  description: True when a MIG mode change is pending until a GPU reset or a reboot.
+  description:
+    - True when a MIG mode change is still pending after the run, which tried a GPU reset where it could.
+    - A reboot makes it effective.
   returned: always
   type: bool
   sample: false
 pending_gpus:
-  description: Indexes of the GPUs whose MIG mode change is pending.
+  description:
+    - Indexes of the GPUs whose MIG mode change is still pending.
+    - C(gpus[].reset) and C(gpus[].reset_reason) say why a reset did not help.
   returned: always
   type: list
   elements: int
   sample: []
+reset_gpus:
+  description: Indexes of the GPUs reset by the run, whose pending MIG mode then took effect (no reboot needed).
+  returned: always
+  type: list
+  elements: int
+  sample: [0]
 busy_processes:
   description: Compute processes on GPUs that need a change (pid, name, GPU index).
   returned: always
@@ -262,9 +299,15 @@ def main():
     for warning in result.pop("warnings"):
         module.warn(warning)
     if result["reboot_required"]:
+        why = "; ".join(
+            f"GPU {gpu['index']}: reset {gpu['reset']}" + (f" ({gpu['reset_reason']})" if gpu["reset_reason"] else "")
+            for gpu in result["gpus"]
+            if gpu["index"] in result["pending_gpus"] and gpu["reset"]
+        )
         module.warn(
-            f"MIG mode change pending on GPUs {result['pending_gpus']}: a GPU reset or a reboot is required "
-            "before their instances can be created; run again afterwards"
+            f"MIG mode change pending on GPUs {result['pending_gpus']}"
+            + (f" ({why})" if why else "")
+            + ": a reboot is required before their instances can be created; run again afterwards"
         )
     if module._diff:
         result["diff"] = diff_of(result["gpus"])

@@ -17,12 +17,38 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import 
 
 # all-balanced per mig-parted deployments/systemd/config-default.yaml, keyed by that file's device-filters.
 _BALANCED = (
-    (("0x20B010DE", "0x20B110DE", "0x20F110DE"), {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}),
-    (("0x20B210DE", "0x20B510DE", "0x233010DE", "0x233110DE"), {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}),
-    (("0x232110DE",), {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}),
+    (("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"), {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}),
+    (
+        (
+            "0x20B210DE",
+            "0x20B510DE",
+            "0x233010DE",
+            "0x233110DE",
+            "0x232210DE",
+            "0x20F310DE",
+            "0x20F510DE",
+            "0x232410DE",
+        ),
+        {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
+    ),
+    (("0x232110DE", "0x233A10DE"), {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}),
     (("0x233510DE", "0x233B10DE"), {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}),
     (("0x20B710DE",), {"1g.6gb": 2, "2g.12gb": 1}),
+    # GH200 (96GB), H20; MIGPARTED's group also lists H100-96GB and PG506-96GB, which the catalog lacks.
+    (("0x234210DE", "0x232910DE"), {"1g.12gb": 2, "2g.24gb": 1, "3g.48gb": 1}),
+    (("0x234810DE",), {"1g.18gb": 2, "2g.36gb": 1, "3g.72gb": 1}),  # GH200 144G HBM3e
+    (("0x290110DE",), {"1g.23gb": 2, "2g.45gb": 1, "3g.90gb": 1}),  # B200
+    (("0x294110DE",), {"1g.24gb": 2, "2g.47gb": 1, "3g.95gb": 1}),  # GB200 HGX
+    (("0x2BB510DE",), {"1g.24gb": 2, "2g.48gb": 1}),  # RTX PRO 6000 Blackwell Server Edition
 )
+
+
+# Profiles whose all-<profile> config mig-parted's config-default.yaml offers only to some products of a
+# profile table: its H200 configs (all-1g.18gb ... all-7g.141gb) say "H200-141GB" (and GH200 144G for
+# 1g.18gb), never H200 NVL, which shares only all-balanced. No recorded output of an H200 NVL says otherwise.
+_NOT_OFFERED = {
+    "0x233B10DE": ("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+}
 
 
 def builtin_config_name(profile):
@@ -36,7 +62,10 @@ def builtin_mig_configs(product):
     if product.mig is None:
         return configs
     configs["all-enabled"] = [{"devices": "all", "mig-enabled": True, "mig-devices": {}}]
+    withheld = {name for device_id in product.pci_device_ids for name in _NOT_OFFERED.get(device_id, ())}
     for profile in product.mig.profiles:
+        if profile.name in withheld:
+            continue
         devices = {profile.name: profile.max_instances}
         configs[builtin_config_name(profile)] = [{"devices": "all", "mig-enabled": True, "mig-devices": devices}]
     for device_ids, layout in _BALANCED:
@@ -47,7 +76,44 @@ def builtin_mig_configs(product):
 
 _DOC_KEYS = ("version", "mig-configs")
 _ENTRY_KEYS = ("devices", "device-filter", "mig-devices", "mig-enabled")
-_DEVICE_ID = re.compile(r"0x[0-9A-Fa-f]{8}")
+# types.NewDeviceIDFromString (NVIDIA/mig-parted pkg/types/device.go): "<devicevendor>" or
+# "<devicevendor>:<subsystemdevicevendor>", e.g. 0x20B210DE:0x147F10DE.
+_DEVICE_ID = re.compile(r"0x[0-9A-Fa-f]{8}(:0x[0-9A-Fa-f]{8})?")
+# go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile: [Cc.]Gg.Mgb[+attributes], and mig-parted's
+# config-default.yaml also writes "-me" (RTX PRO 6000: 1g.24gb-me).
+_PROFILE_NAME = re.compile(r"(\d+c\.)?\d+g\.\d+gb(\+[A-Za-z][A-Za-z0-9.]*(,[A-Za-z][A-Za-z0-9.]*)*|-me)?")
+
+
+def _lint_mig_devices(path, entry, enabled):
+    """mig-devices as mig-parted api/spec/v1/spec.go MigConfigSpec.UnmarshalJSON checks it."""
+    mig_devices = entry.get("mig-devices")
+    if mig_devices is None:
+        # spec.go: "missing required field 'mig-devices' when 'mig-enabled' is true" (null is the same).
+        if enabled is True:
+            return [
+                f"{path}: missing required key mig-devices when mig-enabled is true; valid: a mapping of profile "
+                "to count, or {} for MIG enabled without MIG devices (mig-parted rejects the whole document)"
+            ]
+        return []
+    if not isinstance(mig_devices, dict):
+        return [f"{path}.mig-devices: must be a mapping of profile name to count"]
+    errors = []
+    if enabled is False and mig_devices:
+        # spec.go: "MIG devices included when 'mig-enabled' is false"; an empty mapping is accepted.
+        errors.append(f"{path}.mig-devices: not allowed with mig-enabled false (only {{}} is)")
+    for name, count in mig_devices.items():
+        if not isinstance(name, str) or not _PROFILE_NAME.fullmatch(name):
+            errors.append(f"{path}.mig-devices: {name!r} is not a MIG profile name like 1g.10gb or 1c.3g.40gb")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            errors.append(f"{path}.mig-devices.{name}: count must be an integer >= 0, got {count!r}")
+    counts = list(mig_devices.values())
+    if counts and all(isinstance(c, int) and not isinstance(c, bool) and c == 0 for c in counts):
+        # pkg/types/mig_config.go AssertValidFormat: "all counts for all MigProfiles are 0".
+        errors.append(
+            f"{path}.mig-devices: all counts are 0, which mig-parted rejects (and with it the whole document); "
+            "valid: at least one count > 0, or {} for MIG enabled without MIG devices"
+        )
+    return errors
 
 
 def _lint_entry(path, entry):
@@ -58,12 +124,11 @@ def _lint_entry(path, entry):
     ]
     errors += [f"{path}: missing required key {key}" for key in ("devices", "mig-enabled") if key not in entry]
     devices = entry.get("devices", "all")
+    # spec.go accepts "all" or any list of integers, [] included (it selects no GPU).
     if devices != "all" and not (
-        isinstance(devices, list)
-        and devices
-        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in devices)
+        isinstance(devices, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in devices)
     ):
-        errors.append(f'{path}.devices: must be "all" or a non-empty list of GPU indexes (integers >= 0)')
+        errors.append(f'{path}.devices: must be "all" or a list of GPU indexes (integers >= 0)')
     enabled = entry.get("mig-enabled", True)
     if not isinstance(enabled, bool):
         errors.append(f"{path}.mig-enabled: must be true or false, got {enabled!r}")
@@ -74,22 +139,13 @@ def _lint_entry(path, entry):
             errors.append(f"{path}.device-filter: must be a PCI device id or a non-empty list of them")
         else:
             errors += [
-                f"{path}.device-filter: {f!r} is not a PCI device id like 0x20B210DE"
+                f"{path}.device-filter: {f!r} is not a PCI device id like 0x20B210DE or, with a subsystem id, "
+                "0x20B210DE:0x147F10DE"
                 for f in filters
                 if not _DEVICE_ID.fullmatch(f)
             ]
-    if "mig-devices" in entry:
-        mig_devices = entry["mig-devices"]
-        if enabled is False:
-            errors.append(f"{path}.mig-devices: not allowed with mig-enabled false")
-        if not isinstance(mig_devices, dict):
-            errors.append(f"{path}.mig-devices: must be a mapping of profile name to count")
-        else:
-            for name, count in mig_devices.items():
-                if not isinstance(name, str) or not re.fullmatch(r"\d+g\.\d+gb(\+[a-z.]+|-me)?", name):
-                    errors.append(f"{path}.mig-devices: {name!r} is not a MIG profile name like 1g.10gb")
-                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    errors.append(f"{path}.mig-devices.{name}: count must be an integer >= 0, got {count!r}")
+    if "mig-enabled" in entry:
+        errors += _lint_mig_devices(path, entry, enabled)
     return errors
 
 
@@ -116,8 +172,11 @@ def lint_mig_parted_document(doc):
 def entry_selects_gpu(entry, gpu_index, product, device_id=None):
     """True when a mig-parted entry's devices and device-filter select this GPU.
 
-    As mig-parted, the filter is matched against the PCI device id the GPU reports (``device_id``,
-    from nvidia-smi); without one, against every id the catalog lists for the product.
+    As mig-parted (api/spec/v1/helpers.go MatchesDeviceFilter, MatchesDevices), the filter is matched
+    against the PCI device id the GPU reports (``device_id``, from nvidia-smi); without one (the offline
+    plan), against every id the catalog lists for the product. A filter with a subsystem id
+    ("0x20B210DE:0x147F10DE") is compared by its device id in the plan, which cannot know the
+    subsystem, and refused on a host (MigLayoutError), whose query does not read it.
     """
     devices = entry.get("devices", "all")
     if devices != "all" and gpu_index not in devices:
@@ -127,7 +186,16 @@ def entry_selects_gpu(entry, gpu_index, product, device_id=None):
     filters = entry["device-filter"]
     filters = [filters] if isinstance(filters, str) else filters
     reported = {normalize_device_id(device_id)} if device_id else set(product.pci_device_ids)
-    return bool({normalize_device_id(f) for f in filters} & reported)
+    matched = [f for f in filters if normalize_device_id(f.partition(":")[0]) in reported]
+    if device_id and matched and all(":" in f for f in matched):
+        # DeviceID.Matches (mig-parted pkg/types/device.go) also compares the subsystem id, which the
+        # host query does not read: refuse rather than guess (the plan has no reported id and assumes a match).
+        raise MigLayoutError(
+            f"device-filter {', '.join(matched)} names a subsystem id, which the nvidia_mig module cannot read "
+            f"yet for GPU {gpu_index} (PCI {device_id}); valid: the device id alone ({device_id}), or the GPU "
+            "Operator's mig-manager (gpuops_mig_manager: operator)"
+        )
+    return bool(matched)
 
 
 def gpu_layout(entries, gpu_index, product, device_id=None):

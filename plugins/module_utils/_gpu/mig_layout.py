@@ -13,6 +13,7 @@ fails with "Insufficient Resources", while 3g first succeeds).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
@@ -28,6 +29,69 @@ class PlacedInstance:
     @property
     def size(self):
         return self.profile.memory_slices
+
+
+# mig-parted's profile syntax (go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile): an optional
+# compute-instance part "Nc.", then "Ng.Mgb", then "+attributes" (or the RTX PRO "-me").
+_CI_PROFILE = re.compile(r"(?P<ci>\d+)c\.(?P<gi>\d+g\.\d+gb(?:[+-].*)?)")
+
+
+@dataclass(frozen=True)
+class MigDeviceProfile:
+    """The MIG device a mig-devices name creates: a GPU instance and the one compute instance mig-parted
+    creates in it. "1c.3g.40gb" is a 3g.40gb GPU instance with a 1-slice compute instance
+    (go-nvlib pkg/nvlib/device/mig_profile.go, MigProfileInfo.String: "Cc.Gg.Mgb" when C != G)."""
+
+    gi: object  # GiProfile
+    ci_slices: int
+
+    @property
+    def name(self):
+        if self.ci_slices == self.gi.compute_slices:
+            return self.gi.name
+        return f"{self.ci_slices}c.{self.gi.name}"
+
+    @property
+    def resource_name(self):
+        # k8s-device-plugin internal/rm/rm.go: "mig-" + the MIG device's profile string, "+" as ".".
+        return "mig-" + self.name.replace("+", ".")
+
+    @property
+    def compute_slices(self):
+        """GPU-instance compute slices (nvidia.com/<resource>.slices.gi)."""
+        return self.gi.compute_slices
+
+    @property
+    def memory_mib(self):
+        return self.gi.memory_mib
+
+    @property
+    def is_compute_instance_profile(self):
+        return self.ci_slices != self.gi.compute_slices
+
+
+def mig_device_profile(product, name):
+    """The MigDeviceProfile of a mig-devices NAME on PRODUCT ("3g.40gb", "1c.3g.40gb"), or None when the
+    product has no such GPU-instance profile or the compute instance would be larger than it."""
+    if product.mig is None or not isinstance(name, str):
+        return None
+    match = _CI_PROFILE.fullmatch(name)
+    gi = product.mig.profile(match.group("gi") if match else name)
+    if gi is None:
+        return None
+    ci_slices = int(match.group("ci")) if match else gi.compute_slices
+    if not 1 <= ci_slices <= gi.compute_slices:
+        return None
+    return MigDeviceProfile(gi, ci_slices)
+
+
+def compute_instance_profiles(mig_devices):
+    """The names in MIG_DEVICES (with a count > 0) that ask for a compute-instance profile ("1c.3g.40gb")."""
+    return [
+        name
+        for name, count in (mig_devices or {}).items()
+        if isinstance(name, str) and _CI_PROFILE.fullmatch(name) and count
+    ]
 
 
 def describe_mig_devices(counts):
@@ -48,10 +112,19 @@ def _check_request(product, mig_devices):
             raise MigLayoutError(f"{product.name} does not support MIG; valid: mig-enabled false without mig-devices")
         return ()
     valid = ", ".join(profile.name for profile in product.mig.profiles)
-    for name in wanted:
-        if product.mig.profile(name) is None:
+    by_gi = {}
+    for name, count in wanted.items():
+        device = mig_device_profile(product, name)
+        if device is None and _CI_PROFILE.fullmatch(name):
+            raise MigLayoutError(
+                f"unknown profile {name} for {product.name}; valid: Cc.<profile>, C from 1 to the compute slices "
+                f"of <profile>, one of {valid}"
+            )
+        if device is None:
             raise MigLayoutError(f"unknown profile {name} for {product.name}; valid: {valid}")
-    request = tuple((p, wanted[p.name]) for p in product.mig.profiles if p.name in wanted)
+        # A compute-instance profile takes a whole GPU instance of its GI profile (one CI in it).
+        by_gi[device.gi.name] = by_gi.get(device.gi.name, 0) + count
+    request = tuple((p, by_gi[p.name]) for p in product.mig.profiles if p.name in by_gi)
     for profile, count in request:
         if count > profile.max_instances:
             raise MigLayoutError(

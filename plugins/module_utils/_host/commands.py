@@ -59,6 +59,17 @@ def set_mig_mode_args(gpu, enabled):
     return ["-i", str(gpu), "-mig", "1" if enabled else "0"]
 
 
+def gpu_reset_args(gpu):
+    """``-i N -r``: reset one GPU, which makes its pending MIG mode effective where a reset is possible.
+
+    mig-parted resets the GPUs whose mode change stays pending the same way, ``nvidia-smi -r -i
+    BUS_IDS`` (NVIDIA/mig-parted cmd/nvidia-mig-parted/util/device.go, nvmlResetAllGPUs). It fails
+    while any process (a client such as nvidia-persistenced included) holds the GPU, and where the
+    platform cannot reset a single GPU (some VM passthrough and NVLink setups).
+    """
+    return ["-i", str(gpu), "-r"]
+
+
 def create_gpu_instances_args(gpu, instances, default_compute_instance=True):
     """``mig -i N -cgi P[:START],... [-C]``: create GPU instances in the given order.
 

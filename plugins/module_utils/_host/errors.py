@@ -31,7 +31,7 @@ class ErrorKind(TextEnum):
     NO_DEVICES = "no_devices"  # "No devices were found"
     NO_MIG_DEVICES = "no_mig_devices"  # "No MIG-supported devices found" / "No MIG-enabled devices found"
     NOT_FOUND = "not_found"  # "No GPU instances found" (nothing to list or destroy)
-    IN_USE = "in_use"  # "In use by another client": stop the GPU's clients, or reboot
+    IN_USE = "in_use"  # "In use by another client" (instance, mode or GPU reset): stop the GPU's clients, or reboot
     INSUFFICIENT_RESOURCES = "insufficient_resources"  # layout does not fit the free slices
     PENDING_MIG_MODE = "pending_mig_mode"  # mode change waits for a GPU reset or a reboot
     NOT_SUPPORTED = "not_supported"
@@ -75,14 +75,21 @@ def classify_error(rc, stdout, stderr=""):
     """Classify a run that failed or warned; None when it reports nothing wrong.
 
     Covers failing runs (rc != 0) and runs that end in "All done." but carry a warning that
-    changes what happened (pending MIG mode, "Unable to enable MIG Mode ...: Not Supported").
+    changes what happened (pending MIG mode, "Unable to enable MIG Mode ...: Not Supported"), and
+    the failures of a GPU reset whatever its exit status ("The following GPUs could not be reset:"
+    with "In use by another client" or "Not Supported" per GPU; "Resetting GPU ... is not supported.").
     """
     text = "\n".join(part for part in (stdout, stderr) if part)
     if rc == RC_DRIVER_NOT_LOADED:
         kind = ErrorKind.DRIVER_NOT_LOADED
     else:
         kind = kind_of(text)
-        warned = re.search(r"^(Warning: MIG mode|Unable to|Failed to|Terminating early)", text, re.MULTILINE)
+        warned = re.search(
+            r"^(Warning: MIG mode|Unable to|Failed to|Terminating early|The following GPUs could not be reset"
+            r"|Resetting GPU \S+ is not supported)",
+            text,
+            re.MULTILINE,
+        )
         if rc == 0 and not warned:
             return None
     lines = [line.strip() for line in text.splitlines() if line.strip()]

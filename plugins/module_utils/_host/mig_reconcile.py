@@ -9,6 +9,14 @@ MIG modes and instances, computes per GPU what has to change, validates everythi
 placeable on the detected product, GPU not in use) before the first call that changes state, then
 changes one GPU at a time and verifies it. When a change fails half-way it puts that GPU back to the
 layout it had, or, when that fails too, reports the exact state the GPU is in.
+
+A MIG mode change that stays pending is handled as mig-parted does (NVIDIA/mig-parted
+cmd/nvidia-mig-parted/apply/mode.go, ApplyMigMode: set the modes, then reset the GPUs when a change
+is pending, util.ResetAllGPUs; the GPU Operator's reconfigure-mig.sh reboots only when that fails):
+after the other GPUs are done, each pending GPU that no compute process uses is reset
+(``nvidia-smi -i N -r``), its mode read again and, when the mode took effect, its instances created.
+A GPU whose reset fails (a client holds it, or the platform cannot reset it) stays pending: a reboot
+is required. Each GPU's report says which happened (``reset``).
 """
 
 from __future__ import annotations
@@ -23,11 +31,15 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
     gpu_layout,
     lint_mig_parted_document,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
+    compute_instance_profiles,
+    plan_layout,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._host import commands
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, MigReconcileError
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import DISABLED, ENABLED, GpuState
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.parsers import (
+    parse_gpu_reset,
     parse_mig_change,
     parse_query_compute_apps,
 )
@@ -83,6 +95,7 @@ class Outcome:
     commands: list = field(default_factory=list)
     planned_commands: list = field(default_factory=list)
     pending_gpus: list = field(default_factory=list)
+    reset_gpus: list = field(default_factory=list)  # reset, and their pending MIG mode took effect
     busy_processes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
@@ -94,6 +107,7 @@ class Outcome:
             "planned_commands": self.planned_commands,
             "reboot_required": bool(self.pending_gpus),
             "pending_gpus": self.pending_gpus,
+            "reset_gpus": self.reset_gpus,
             "busy_processes": self.busy_processes,
             "warnings": self.warnings,
         }
@@ -165,6 +179,15 @@ def plan_gpu(gpu, document, config_name):
         enabled, devices = gpu_layout(entries, gpu.index, product, gpu.pci_device_id)
         if enabled and gpu.mig_mode_current is None:
             raise MigLayoutError(f"nvidia-smi reports no MIG mode; valid: mig-enabled false for {product.name}")
+        ci_profiles = compute_instance_profiles(devices) if enabled else []
+        if ci_profiles:
+            # mig-parted creates "1c.3g.40gb" as a GI with a smaller CI; this module only creates GIs with one
+            # full CI (-cgi ... -C), so it refuses them before any change rather than create something else.
+            raise MigLayoutError(
+                f"compute-instance profiles are not supported by this module yet: {', '.join(sorted(ci_profiles))}; "
+                "valid: GPU-instance profiles such as 3g.40gb, or gpuops_mig_manager operator (the GPU Operator's "
+                "mig-manager creates them)"
+            )
         wanted = plan_layout(product, devices) if enabled else ()
     except MigLayoutError as exc:
         raise MigLayoutError(f"{label}: {exc}") from exc
@@ -338,7 +361,102 @@ def _gpu_report(plan, after=None, pending=False):
         "before": plan.gpu.layout(),
         "after": after.layout() if after is not None else plan.after(),
         "note": plan.note,
+        # null: no reset needed; would_try (check mode), done, failed, skipped (compute processes on
+        # the GPU) or not_effective (reset, but the mode is still pending): see RESET_RESULTS.
+        "reset": None,
+        "reset_reason": "",
     }
+
+
+# What the run did about a MIG mode change that stayed pending (gpus[].reset).
+RESET_RESULTS = ("would_try", "done", "failed", "skipped", "not_effective")
+
+
+def _reset_failure(exc):
+    """The reason a reset failed, from nvidia-smi's per-GPU lines when it printed them."""
+    failures = parse_gpu_reset(exc.stdout).failures
+    if failures:
+        return "; ".join(f"{f.reason} ({f.kind})" for f in failures)
+    return f"{exc.reason} ({exc.kind})" if exc.kind else exc.reason
+
+
+def _apply_one(smi, plan, position, outcome):
+    """Run one GPU's plan and record it in ``outcome``; on failure roll it back and raise MigReconcileError."""
+    try:
+        after, pending = apply_plan(smi, plan)
+    except CommandFailed as exc:
+        outcome.changed = True
+        rolled_back, now, problem = _rollback(smi, plan.gpu)
+        report = _gpu_report(plan, now)
+        report["rolled_back"] = rolled_back
+        outcome.gpus[position] = report
+        state = (
+            "it was put back to its previous layout"
+            if rolled_back
+            else (f"{problem}; it is now in this state: {now.layout() if now else 'unknown'}")
+        )
+        command = f"`{' '.join(exc.argv)}` (rc {exc.rc}): " if exc.argv else ""
+        raise MigReconcileError(
+            f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}; {state}",
+            outcome.as_dict(),
+            exc.as_dict(),
+        ) from exc
+    outcome.changed = True
+    outcome.gpus[position] = _gpu_report(plan, after, pending)
+    if pending and plan.gpu.index not in outcome.pending_gpus:
+        outcome.pending_gpus.append(plan.gpu.index)
+    return after, pending
+
+
+def _reset_pending(smi, plans, document, config_name, outcome):
+    """Reset each GPU whose MIG mode change is pending, then lay it out when the mode took effect.
+
+    As mig-parted, only after every GPU's mode was set; unlike its reset of all GPUs at once, one
+    ``-i N -r`` per GPU, and never one that a compute process uses (the reset would kill it).
+    """
+    pending = [(position, plan) for position, plan in enumerate(plans) if plan.gpu.index in outcome.pending_gpus]
+    if not pending:
+        return
+    try:
+        busy = busy_processes(smi, [plan.gpu for _position, plan in pending])
+    except CommandFailed as exc:
+        raise MigReconcileError(
+            f"listing GPU processes before a GPU reset failed: {exc.reason}", outcome.as_dict(), exc.as_dict()
+        ) from exc
+    for position, plan in pending:
+        index, report = plan.gpu.index, outcome.gpus[position]
+        users = [f"pid {b['pid']} {b['name']}" for b in busy if b["gpu"] == index]
+        if users:
+            report["reset"], report["reset_reason"] = "skipped", "compute processes use the GPU: " + ", ".join(users)
+            continue
+        try:
+            smi.change(commands.gpu_reset_args(index))
+        except CommandFailed as exc:
+            report["reset"], report["reset_reason"] = "failed", _reset_failure(exc)
+            continue
+        outcome.changed = report["changed"] = True
+        (now,) = read_state(smi, index)
+        want = ENABLED if plan.wanted_enabled else DISABLED
+        if now.mig_mode_current != want or now.mig_mode_pending not in (want, None):
+            report["after"] = now.layout()
+            report["reset"], report["reset_reason"] = (
+                "not_effective",
+                "the GPU was reset; its MIG mode is still pending",
+            )
+            continue
+        outcome.pending_gpus.remove(index)
+        outcome.reset_gpus.append(index)
+        # The wanted mode is in effect now: lay the GPU out from the state the reset left.
+        try:
+            follow = plan_gpu(now, document, config_name)
+        except MigLayoutError as exc:
+            raise MigReconcileError(f"after resetting GPU {index}: {exc}", outcome.as_dict()) from exc
+        after = now
+        if follow.changes:
+            after, _pending = _apply_one(smi, follow, position, outcome)
+        final = _gpu_report(plan, after, index in outcome.pending_gpus)
+        final.update(changed=True, pending=index in outcome.pending_gpus, reset="done", reset_reason="")
+        outcome.gpus[position] = final
 
 
 def _busy_text(outcome):
@@ -395,7 +513,13 @@ def _reconcile(smi, binary, document, config_name, check_mode, outcome):
     outcome.gpus = [_gpu_report(p) for p in plans]
     outcome.planned_commands = [[binary, *args] for p in changing for args in planned_commands(p)]
     if check_mode:
-        outcome.changed = bool(changing)
+        # A GPU whose wanted mode is pending already gets a reset in a real run (nothing tells
+        # beforehand whether a mode change the run makes will stay pending, nor whether a reset works).
+        for position, plan in enumerate(plans):
+            if plan.awaiting_reset:
+                outcome.gpus[position]["reset"] = "would_try"
+                outcome.planned_commands.append([binary, *commands.gpu_reset_args(plan.gpu.index)])
+        outcome.changed = bool(changing) or bool(outcome.pending_gpus)
         if outcome.busy_processes:
             outcome.warnings.append(f"GPUs in use; a real run fails unless they are freed first: {_busy_text(outcome)}")
         return outcome.as_dict()
@@ -406,29 +530,7 @@ def _reconcile(smi, binary, document, config_name, check_mode, outcome):
             outcome.as_dict(),
         )
     for position, plan in enumerate(plans):
-        if not plan.changes:
-            continue
-        try:
-            after, pending = apply_plan(smi, plan)
-        except CommandFailed as exc:
-            outcome.changed = True
-            rolled_back, now, problem = _rollback(smi, plan.gpu)
-            report = _gpu_report(plan, now)
-            report["rolled_back"] = rolled_back
-            outcome.gpus[position] = report
-            state = (
-                "it was put back to its previous layout"
-                if rolled_back
-                else (f"{problem}; it is now in this state: {now.layout() if now else 'unknown'}")
-            )
-            command = f"`{' '.join(exc.argv)}` (rc {exc.rc}): " if exc.argv else ""
-            raise MigReconcileError(
-                f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}; {state}",
-                outcome.as_dict(),
-                exc.as_dict(),
-            ) from exc
-        outcome.changed = True
-        outcome.gpus[position] = _gpu_report(plan, after, pending)
-        if pending and plan.gpu.index not in outcome.pending_gpus:
-            outcome.pending_gpus.append(plan.gpu.index)
+        if plan.changes:
+            _apply_one(smi, plan, position, outcome)
+    _reset_pending(smi, plans, document, config_name, outcome)
     return outcome.as_dict()

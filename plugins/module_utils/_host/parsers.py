@@ -365,3 +365,44 @@ def parse_mig_change(text):
             reason = match[3].strip()
             result.failures.append(ChangeFailure(match[2], match[1], reason, kind_of(reason)))
     return result
+
+
+# ---------------------------------------------------------------- -r / --gpu-reset
+
+
+@dataclass
+class GpuResetResult:
+    """What ``nvidia-smi [-i N] -r`` reported: the PCI bus ids reset, and one failure per GPU that was not."""
+
+    reset: list = field(default_factory=list)
+    failures: list = field(default_factory=list)  # ChangeFailure, ``gpu`` the PCI bus id
+
+
+_RESET_DONE = re.compile(r"^GPU\s+([0-9A-Fa-f:.]+) was successfully reset\.$")
+_RESET_FAILED = re.compile(r"^GPU\s+([0-9A-Fa-f:.]+):\s*(.+)$")
+_RESET_UNSUPPORTED = re.compile(r"^Resetting GPU\s+([0-9A-Fa-f:.]+) is not supported\.?$")
+
+
+def parse_gpu_reset(text):
+    """Output of ``nvidia-smi -r`` / ``--gpu-reset`` -> GpuResetResult.
+
+    Formats as recorded: "GPU 00000000:8B:00.0 was successfully reset." per GPU then "All done."
+    (a100-sxm4-80gb/gpu-reset-r-success-2gpus.txt); "The following GPUs could not be reset:" then
+    "  GPU 00000000:8B:00.0: In use by another client" per GPU
+    (a100-sxm4-80gb/gpu-reset-r-error-in-use-by-another-client.txt, ...-not-supported-nvlink.txt);
+    "Resetting GPU 00000000:00:03.0 is not supported." (a100-unspecified/gpu-reset-error-not-supported.txt).
+    """
+    result = GpuResetResult()
+    failing = False
+    for line in text.splitlines():
+        line = line.strip()
+        if match := _RESET_DONE.match(line):
+            result.reset.append(match[1])
+        elif match := _RESET_UNSUPPORTED.match(line):
+            result.failures.append(ChangeFailure(match[1], "reset", "Not Supported", ErrorKind.NOT_SUPPORTED))
+        elif line.startswith("The following GPUs could not be reset"):
+            failing = True
+        elif failing and (match := _RESET_FAILED.match(line)):
+            reason = match[2].strip()
+            result.failures.append(ChangeFailure(match[1], "reset", reason, kind_of(reason)))
+    return result

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the NVIDIA device plugin advertises and GPU Feature Discovery labels on one node.
 
-The rules follow NVIDIA/k8s-device-plugin v0.17: internal/rm/device_map.go (resources per MIG
+The rules follow NVIDIA/k8s-device-plugin v0.20: internal/rm/device_map.go (resources per MIG
 strategy, the configurations the plugin refuses, time-slicing replicas) and internal/lm
 (resource.go, mig-strategy.go: the GFD labels).
 """
@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import gfd_product_label
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import describe_mig_devices
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
+    describe_mig_devices,
+    mig_device_profile,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import (
     MIG_STRATEGIES,
     advertised_resource,
@@ -53,29 +56,40 @@ def _mig_device_name(profile):
 
 
 def _profiles_on_node(product, layouts):
-    """{GiProfile: count} over every MIG-enabled GPU of the node."""
+    """{MigDeviceProfile: count} over every MIG-enabled GPU of the node.
+
+    A compute-instance profile ("1c.3g.40gb": one 1-slice CI in a 3g.40gb GI, as mig-parted creates it) is
+    a MIG device of its own name: go-nvlib MigProfileInfo.String gives "1c.3g.40gb", which the device
+    plugin matches as resource mig-1c.3g.40gb (internal/rm/device_map.go buildMigDeviceMap).
+    """
     counts = {}
     for layout in layouts:
         for name, count in layout.mig_devices:
-            profile = product.mig.profile(name) if product.mig else None
+            profile = mig_device_profile(product, name)
             if profile is None:
                 raise CapacityError(f"MIG profile {name!r} does not exist on {product.name}")
             counts[profile] = counts.get(profile, 0) + count
     return counts
 
 
+def empty_mig_gpus(layouts):
+    """Indexes of the GPUs with MIG enabled but no MIG device (config all-enabled)."""
+    return [index for index, layout in enumerate(layouts) if layout.mig_enabled and not layout.mig_devices]
+
+
 def _check_plugin_accepts(layouts, strategy, profiles):
     """Raise what the device plugin would refuse at start (device_map.go)."""
-    if strategy == "none":
+    if strategy != "single":
+        # device_map.go assertAllMigDevicesAreValid: under mixed a MIG-enabled GPU without MIG devices
+        # only logs "device N has no MIG devices configured" and advertises nothing; none ignores MIG.
         return
-    empty = [index for index, layout in enumerate(layouts) if layout.mig_enabled and not layout.mig_devices]
+    empty = empty_mig_gpus(layouts)
     if empty:
         raise CapacityError(
             f"GPU {', '.join(map(str, empty))} would have MIG enabled but no MIG device: the device plugin refuses "
-            f"to start with mig strategy {strategy}; give those GPUs MIG devices or disable MIG on them"
+            f"to start with mig strategy {strategy}; give those GPUs MIG devices, disable MIG on them "
+            "or use strategy mixed (which advertises nothing for them)"
         )
-    if strategy != "single":
-        return
     enabled = [layout.mig_enabled for layout in layouts]
     if any(enabled) and not all(enabled):
         raise CapacityError(
@@ -111,16 +125,24 @@ def physical_resources(product, layouts, strategy):
 
 
 def _arch_family(compute_capability):
-    # getArchFamily in internal/lm/resource.go.
+    # getArchFamily in internal/lm/resource.go (v0.20: 10 and 12 blackwell, 13 rubin).
     major, _dot, minor = compute_capability.partition(".")
     major, minor = int(major), int(minor or 0)
-    families = {1: "tesla", 2: "fermi", 3: "kepler", 5: "maxwell", 6: "pascal", 9: "hopper", 10: "blackwell"}
+    families = {
+        1: "tesla",
+        2: "fermi",
+        3: "kepler",
+        5: "maxwell",
+        6: "pascal",
+        9: "hopper",
+        10: "blackwell",
+        12: "blackwell",
+        13: "rubin",
+    }
     if major == 7:
         return "volta" if minor < 5 else "turing"
     if major == 8:
         return "ampere" if minor < 9 else "ada-lovelace"
-    if major == 12:
-        return "blackwell"
     return families.get(major, "undefined")
 
 
@@ -148,20 +170,22 @@ def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, s
 
 def gfd_labels(product, layouts, strategy, time_slicing):
     """The GFD labels that follow from the intent alone (no driver, CUDA or machine labels)."""
-    major, _dot, minor = product.compute_capability.partition(".")
+    major, _dot, minor = (product.compute_capability or "").partition(".")
     any_full_gpu = any(not layout.mig_enabled for layout in layouts)
     # A GPU with MIG enabled is labelled without sharing; a MIG-disabled GPU of the same name wins.
     labels = _resource_labels(
         FULL_GPU_RESOURCE, [product.name], len(layouts), product.memory_mib, time_slicing, any_full_gpu
     )
-    labels.update(
-        {
-            "nvidia.com/gpu.family": _arch_family(product.compute_capability),
-            "nvidia.com/gpu.compute.major": major,
-            "nvidia.com/gpu.compute.minor": minor or "0",
-            "nvidia.com/mig.capable": "true" if product.mig else "false",
-        }
-    )
+    labels["nvidia.com/mig.capable"] = "true" if product.mig else "false"
+    if product.compute_capability:
+        # An unknown product (not in the catalog, not described by the inventory): not predicted.
+        labels.update(
+            {
+                "nvidia.com/gpu.family": _arch_family(product.compute_capability),
+                "nvidia.com/gpu.compute.major": major,
+                "nvidia.com/gpu.compute.minor": minor or "0",
+            }
+        )
     if strategy == "none":
         return dict(sorted(labels.items()))
     labels["nvidia.com/mig.strategy"] = strategy
@@ -174,7 +198,7 @@ def gfd_labels(product, layouts, strategy, time_slicing):
             labels.pop(f"{resource}.memory", None)
         labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True))
         labels[f"{resource}.slices.gi"] = str(profile.compute_slices)
-        labels[f"{resource}.slices.ci"] = str(profile.compute_slices)
+        labels[f"{resource}.slices.ci"] = str(profile.ci_slices)
     return dict(sorted(labels.items()))
 
 

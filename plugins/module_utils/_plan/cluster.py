@@ -10,18 +10,32 @@ one computation and a thousand dictionary look-ups.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import all_products, find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import (
+    all_products,
+    extra_products,
+    find_product,
+    normalize_product_name,
+    suggest_names,
+    suggest_products,
+    unknown_product,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs import (
+    entry_selects_gpu,
     gpu_layout,
     lint_mig_parted_document,
     mig_parted_document,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
+    compute_instance_profiles,
+    plan_layout,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import (
     GpuLayout,
+    empty_mig_gpus,
     node_capacity,
     physical_resources,
 )
@@ -38,6 +52,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents imp
     DEFAULT_DEVICE_PLUGIN_CONFIG,
     DEVICE_PLUGIN_CONFIG_LABEL,
     MIG_CONFIG_LABEL,
+    MIG_CONFIGMAP_KEY,
     canonical_json,
     configmap,
     describe_layout,
@@ -46,10 +61,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents imp
     render_table,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import (
-    HOSTS_SHOWN,
     CapacityError,
     IntentError,
     IntentErrors,
+    hosts_text,
 )
 
 INTENT_VARIABLES = (
@@ -60,8 +75,12 @@ INTENT_VARIABLES = (
     "gpuops_mig_config",
     "gpuops_mig_configs",
     "gpuops_time_slicing",
+    "gpuops_gpu_catalog_extra",
 )
 DEFAULT_MIG_STRATEGY = "none"
+# Kubernetes label values (k8s.io/apimachinery pkg/util/validation/validation.go IsValidLabelValue).
+LABEL_VALUE_MAX = 63
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 # Who applies MIG layouts: the collection's mig role on the hosts, or the GPU Operator's mig-manager.
 MIG_MANAGERS = ("host", "operator")
 DEFAULT_MIG_MANAGER = "host"
@@ -69,12 +88,12 @@ DEFAULT_SETTINGS = {
     "namespace": "gpu-operator",
     "device_plugin_configmap": "gpuops-device-plugin-config",
     "mig_configmap": "gpuops-mig-parted-config",
-    "rke2": True,
 }
 FILES = (
     "capacity.json",
     "device-plugin-configmap.yaml",
     "mig-parted-config.yaml",
+    "mig-parted-configmap.yaml",
     "gpu-operator-values.yaml",
     "plan.txt",
 )
@@ -88,15 +107,21 @@ class ClusterPlan:
     gpu_operator_values: dict
     table: str
     notes: list = field(default_factory=list)
+    # The ConfigMap the GPU Operator's mig-manager reads (key config.yaml: the mig-parted document).
+    mig_parted_configmap: dict = field(default_factory=dict)
 
     def files(self, dump_yaml, dump_json):
         """{file name: text}; DUMP_YAML/DUMP_JSON turn a document into text."""
-        data = self.device_plugin_configmap["data"]
-        manifest = {**self.device_plugin_configmap, "data": {key: dump_yaml(doc) for key, doc in data.items()}}
+
+        def manifest(configmap_doc):
+            data = configmap_doc["data"]
+            return {**configmap_doc, "data": {key: dump_yaml(doc) for key, doc in data.items()}}
+
         return {
             "capacity.json": dump_json(self.capacity),
-            "device-plugin-configmap.yaml": dump_yaml(manifest),
+            "device-plugin-configmap.yaml": dump_yaml(manifest(self.device_plugin_configmap)),
             "mig-parted-config.yaml": dump_yaml(self.mig_parted_config),
+            "mig-parted-configmap.yaml": dump_yaml(manifest(self.mig_parted_configmap)),
             "gpu-operator-values.yaml": dump_yaml(self.gpu_operator_values),
             "plan.txt": self.table,
         }
@@ -108,6 +133,7 @@ class _NodeResult:
     layouts: tuple
     capacity: dict
     device_plugin_config: dict
+    unselected: tuple = ()  # GPU indexes no entry of the MIG config selects: left as they are
 
 
 def _split_path(message, variable):
@@ -204,14 +230,34 @@ def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
         return tuple(GpuLayout.of(False) for _gpu in range(count)), []
     if isinstance(mig_config, str) and mig_config in invalid_configs:
         return None, [f"MIG config {mig_config!r} in gpuops_mig_configs is invalid (see the gpuops_mig_configs errors)"]
-    if not isinstance(mig_config, str) or mig_config not in mig_configs:
-        valid = ", ".join(name for name in sorted(mig_configs) if _applies(mig_configs[name], product))
+    if product.origin != "catalog" and mig_config != "all-disabled":
         return None, [
-            f"undefined MIG config {mig_config!r}; valid for {product.name}: {valid} "
-            "(or define it in gpuops_mig_configs)"
+            f"{product.name} is not in the GPU catalog ("
+            f"{'described by gpuops_gpu_catalog_extra, ' if product.origin == 'inventory' else ''}"
+            f"no MIG geometry), so MIG config {mig_config!r} cannot be planned; use all-disabled or leave "
+            "gpuops_mig_config unset (whole GPUs and time-slicing work)"
+        ]
+    if not isinstance(mig_config, str) or mig_config not in mig_configs:
+        names = [name for name in sorted(mig_configs) if _applies(mig_configs[name], product)]
+        near = suggest_names(mig_config, names, 1) if isinstance(mig_config, str) else []
+        hint = f"; did you mean {near[0]}?" if near else ""
+        return None, [
+            f"undefined MIG config {mig_config!r}; valid for {product.name}: {', '.join(names)} "
+            f"(or define it in gpuops_mig_configs){hint}"
         ]
     problems, layouts = {}, []
+    unselected = _unselected_gpus(product, count, mig_config, mig_configs)
+    if count and len(unselected) == count:
+        return None, [
+            f"no entry of config {mig_config} selects any GPU of {product.name} (PCI "
+            f"{', '.join(product.pci_device_ids) or 'unknown'}), so it would leave every GPU as it is; valid: a "
+            "config whose devices and device-filter select this product's GPUs"
+        ]
     for index in range(count):
+        if index in unselected:
+            # Left as it is, by mig-parted and nvidia_mig alike: planned as MIG off (whole GPU).
+            layouts.append(GpuLayout.of(False))
+            continue
         try:
             enabled, devices = gpu_layout(mig_configs[mig_config], index, product)
             # A GPU without MIG takes a config only when it leaves MIG disabled (all-disabled).
@@ -224,6 +270,19 @@ def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
             problems.setdefault(str(error), []).append(str(index))
     messages = [f"config {mig_config}, GPU {', '.join(indexes)}: {text}" for text, indexes in problems.items()]
     return (None if messages else tuple(layouts)), messages
+
+
+def _unselected_gpus(product, count, mig_config, mig_configs):
+    """Indexes of the node's GPUs that no entry of MIG_CONFIG selects, () without a config.
+
+    mig-parted applies each entry only to the GPUs its devices and device-filter select
+    (cmd/nvidia-mig-parted/assert/assert.go WalkSelectedMigConfigForEachGPU; api/spec/v1/helpers.go
+    MatchesDevices, MatchesDeviceFilter) and leaves the others alone, as the nvidia_mig module does.
+    """
+    entries = mig_configs.get(mig_config) if isinstance(mig_config, str) else None
+    if not entries:
+        return ()
+    return tuple(index for index in range(count or 0) if not any(entry_selects_gpu(e, index, product) for e in entries))
 
 
 def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, invalid_configs):
@@ -246,13 +305,14 @@ def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, 
         return problems
     doc = build_device_plugin_config(strategy, time_slicing, list(resources))
     problems = [("gpuops_time_slicing", f"device plugin config: {p}") for p in lint_device_plugin_config(doc)]
-    return problems or _NodeResult(product, layouts, capacity, doc)
+    unselected = _unselected_gpus(product, count, mig_config, mig_configs)
+    return problems or _NodeResult(product, layouts, capacity, doc, unselected)
 
 
 def plan_cluster(nodes, settings=None):
     """Plan a cluster from NODES, {host: {gpuops_* variable: value}} (absent variables left out).
 
-    SETTINGS overrides DEFAULT_SETTINGS (namespace, ConfigMap names, rke2). Returns a ClusterPlan or
+    SETTINGS overrides DEFAULT_SETTINGS (namespace, ConfigMap names). Returns a ClusterPlan or
     raises IntentErrors listing every problem of every host.
     """
     settings = {**DEFAULT_SETTINGS, **(settings or {})}
@@ -267,13 +327,9 @@ def plan_cluster(nodes, settings=None):
     )
     user_configs, invalid_configs = _collect_user_configs(nodes, errors)
 
-    intents = {}
+    intents, unknown = {}, {}
     for host, intent in nodes.items():
-        product = find_product(intent.get("gpuops_gpu_product"))
-        if product is None:
-            value = intent.get("gpuops_gpu_product")
-            message = "is not set" if value is None else f"unknown product {value!r}"
-            errors.append(IntentError(host, "gpuops_gpu_product", f"{message}; valid: {_known_products()}"))
+        product = _find_product(host, intent, errors, unknown)
         count, problem = _check_count(intent.get("gpuops_gpu_count"))
         if problem:
             errors.append(IntentError(host, "gpuops_gpu_count", problem))
@@ -281,11 +337,15 @@ def plan_cluster(nodes, settings=None):
         if product is not None:
             intents[host] = (product, count, intent.get("gpuops_mig_config"), intent.get("gpuops_time_slicing"))
 
+    if mig_manager == "operator":
+        errors.extend(_mig_config_label_errors(intents))
     mig_products = {product for product, *_settings in intents.values() if product.mig}
     mig_doc = mig_parted_document(mig_products, user_configs)
+    if mig_manager == "host":
+        errors.extend(_host_compute_instance_errors(intents, mig_doc["mig-configs"]))
     results, cache = {}, {}
     for host, (product, count, mig_config, time_slicing) in intents.items():
-        key = (product.name, count, canonical_json(mig_config), canonical_json(time_slicing))
+        key = (product, count, canonical_json(mig_config), canonical_json(time_slicing))
         if key not in cache:
             cache[key] = _plan_node(
                 product, count, mig_config, time_slicing, strategy, mig_doc["mig-configs"], invalid_configs
@@ -297,7 +357,150 @@ def plan_cluster(nodes, settings=None):
             results[host] = (result, mig_config)
     if errors:
         raise IntentErrors(errors)
-    return _assemble(results, strategy, mig_manager, mig_doc, settings)
+    plan = _assemble(results, strategy, mig_manager, mig_doc, settings)
+    plan.notes.extend(_unknown_product_notes(unknown))
+    return plan
+
+
+def _find_product(host, intent, errors, unknown):
+    """The host's product: the catalog's, else its gpuops_gpu_catalog_extra entry, else an unknown product
+    (whole GPUs and time-slicing only; recorded in UNKNOWN for a warning). None when not set or invalid."""
+    value = intent.get("gpuops_gpu_product")
+    extras, problems = extra_products(intent.get("gpuops_gpu_catalog_extra"))
+    errors.extend(IntentError(host, *_split_path(problem, "gpuops_gpu_catalog_extra")) for problem in problems)
+    if value is None or not isinstance(value, str) or not value.strip():
+        message = "is not set" if value is None else f"must be the product name nvidia-smi prints, got {value!r}"
+        errors.append(IntentError(host, "gpuops_gpu_product", f"{message}; valid: {_known_products()}"))
+        return None
+    product = find_product(value)
+    if product is None:
+        wanted = normalize_product_name(value)
+        product = next((extra for extra in extras if normalize_product_name(extra.name) == wanted), None)
+    if product is None:
+        product = unknown_product(value)
+        unknown.setdefault(product.name, []).append(host)
+    return product
+
+
+def _unknown_product_notes(unknown):
+    notes = []
+    for name, hosts in sorted(unknown.items()):
+        near = suggest_products(name)
+        hint = f"did you mean {' or '.join(near)}? " if near else ""
+        notes.append(
+            f"gpuops_gpu_product {name!r} on {len(hosts)} hosts ({hosts_text(hosts)}) is not in the GPU catalog: "
+            f"{hint}planned as whole GPUs (time-slicing allowed, MIG refused) without memory or compute-capability "
+            "labels; describe it in gpuops_gpu_catalog_extra (name, memory_mib, compute_capability) to predict them"
+        )
+    return notes
+
+
+def _per_gpu_notes(results, gpus_of, sentence):
+    """One note per (config, GPUs) that GPUS_OF(result) picks, naming its hosts; SENTENCE(config, gpus) ends it."""
+    by_gpus = {}
+    for host in sorted(results):
+        result, mig_config = results[host]
+        gpus = tuple(gpus_of(result))
+        if gpus:
+            by_gpus.setdefault((mig_config, gpus), []).append(host)
+    return [
+        f"{hosts_text(hosts)}: {sentence(mig_config, ', '.join(map(str, gpus)))}"
+        for (mig_config, gpus), hosts in by_gpus.items()
+    ]
+
+
+def _unselected_notes(results):
+    """Notes for GPUs no entry of the host's MIG config selects."""
+    return _per_gpu_notes(
+        results,
+        lambda result: result.unselected,
+        lambda config, gpus: (
+            f"no entry of config {config} selects GPU {gpus}: mig-parted and the mig role leave those GPUs as they "
+            "are, and the plan assumes they have MIG off and advertise whole GPUs; add an entry for them "
+            "(e.g. mig-enabled false) to be sure"
+        ),
+    )
+
+
+def _host_compute_instance_errors(intents, mig_configs):
+    """With gpuops_mig_manager host, configs that ask for compute-instance profiles ("1c.3g.40gb"): the mig role's
+    nvidia_mig module cannot create them yet (it refuses them on the host), so the plan refuses them first."""
+    errors, seen = [], {}
+    for host, (product, count, mig_config, _time_slicing) in intents.items():
+        if not product.mig or not isinstance(mig_config, str) or mig_config not in mig_configs:
+            continue
+        key = (product, count, mig_config)
+        if key not in seen:
+            entries = mig_configs[mig_config]
+            seen[key] = sorted(
+                {
+                    name
+                    for entry in entries
+                    if entry.get("mig-enabled") is True
+                    and any(entry_selects_gpu(entry, index, product) for index in range(count or 0))
+                    for name in compute_instance_profiles(entry.get("mig-devices"))
+                }
+            )
+        if seen[key]:
+            errors.append(
+                IntentError(
+                    host,
+                    "gpuops_mig_config",
+                    f"config {mig_config} asks for compute-instance profiles ({', '.join(seen[key])}), which the "
+                    "mig role cannot create yet; valid: GPU-instance profiles such as 3g.40gb, or gpuops_mig_manager "
+                    "operator (the GPU Operator's mig-manager creates them)",
+                )
+            )
+    return errors
+
+
+def _label_value_problem(value):
+    """Why VALUE cannot be a Kubernetes label value (apimachinery validation.IsValidLabelValue), or None."""
+    if len(value) > LABEL_VALUE_MAX:
+        return f"is {len(value)} characters long, more than {LABEL_VALUE_MAX}"
+    if value and not _LABEL_VALUE.fullmatch(value):
+        return (
+            "must start and end with a letter or digit and hold only letters, digits, '-', '_' and '.' "
+            "(no spaces or '/')"
+        )
+    return None
+
+
+def _mig_config_label_errors(intents):
+    """Errors for MIG configs whose name cannot be the value of the node label nvidia.com/mig.config."""
+    errors = []
+    for host, (product, _count, mig_config, _time_slicing) in intents.items():
+        if not product.mig or not isinstance(mig_config, str):
+            continue
+        problem = _label_value_problem(mig_config)
+        if problem:
+            errors.append(
+                IntentError(
+                    host,
+                    "gpuops_mig_config",
+                    f"config name {mig_config!r} {problem}, so with gpuops_mig_manager operator it cannot be the "
+                    f"value of the node label {MIG_CONFIG_LABEL} and the mig-manager can never select it; rename "
+                    "the config (in gpuops_mig_configs too) to at most 63 letters, digits, '-', '_' or '.'",
+                )
+            )
+    return errors
+
+
+def _empty_mig_notes(results):
+    """Warnings for GPUs with MIG enabled and no MIG device under strategy mixed, hosts grouped by GPUs.
+
+    k8s-device-plugin internal/rm/device_map.go assertAllMigDevicesAreValid: with mixed the plugin only
+    logs "device N has no MIG devices configured" and advertises nothing for such a GPU.
+    """
+    return _per_gpu_notes(
+        results,
+        lambda result: empty_mig_gpus(result.layouts),
+        lambda config, gpus: (
+            f"config {config} enables MIG with no MIG device on GPU {gpus}: with gpuops_mig_strategy mixed the "
+            "device plugin only logs a warning and advertises nothing for those GPUs; give them MIG devices "
+            "(e.g. all-1g.10gb) or disable MIG on them to schedule them"
+        ),
+    )
 
 
 def _assemble(results, strategy, mig_manager, mig_doc, settings):
@@ -323,14 +526,14 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
         }
         for name, count in resources.items():
             totals[name] = totals.get(name, 0) + count
-        layout = describe_layout(mig_config, result.product, result.layouts)
+        layout = describe_layout(mig_config, result.product, result.layouts, result.unselected)
         rows.append((host, result.product.name, len(result.layouts), layout, resources))
     totals = dict(sorted(totals.items()))
     notes = []
     if unmanaged:
         notes.append(
-            f"{len(unmanaged)} MIG-capable hosts have no gpuops_mig_config ({', '.join(unmanaged[:HOSTS_SHOWN])}"
-            f"{' ...' if len(unmanaged) > HOSTS_SHOWN else ''}): the collection does not touch MIG on them, and "
+            f"{len(unmanaged)} MIG-capable hosts have no gpuops_mig_config ({hosts_text(unmanaged)}): the "
+            "collection does not touch MIG on them, and "
             "their planned capacity assumes MIG off; set gpuops_mig_config (all-disabled for no MIG) to be sure"
         )
     if strategy == "none" and any(
@@ -340,6 +543,9 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
             "gpuops_mig_strategy is none: the device plugin advertises MIG-enabled GPUs whole (nvidia.com/gpu) "
             "and no MIG device can be requested; use single or mixed to schedule MIG devices"
         )
+    if strategy == "mixed":
+        notes.extend(_empty_mig_notes(results))
+    notes.extend(_unselected_notes(results))
     manages_mig = any(result.product.mig for result, _mig_config in results.values())
     return ClusterPlan(
         capacity={"nodes": nodes, "totals": totals},
@@ -347,6 +553,7 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
             settings["device_plugin_configmap"], settings["namespace"], dict(sorted(data.items()))
         ),
         mig_parted_config=mig_doc,
+        mig_parted_configmap=configmap(settings["mig_configmap"], settings["namespace"], {MIG_CONFIGMAP_KEY: mig_doc}),
         gpu_operator_values=gpu_operator_values(settings, strategy, mig_manager == "operator" and manages_mig),
         table=render_table(rows, totals, strategy),
         notes=notes,

@@ -3,10 +3,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """NVIDIA device plugin config (v1): build it from gpuops_time_slicing and lint it strictly.
 
-The rules below follow NVIDIA/k8s-device-plugin api/config/v1/ (config.go, flags.go, consts.go,
-resources.go, replicas.go, sharing.go, imex.go) and cmd/nvidia-device-plugin/main.go
-(validateFlags). The plugin parses its config non-strictly: a misplaced or misspelt key is
-dropped without a word, so the linters here reject every key they do not know.
+The rules below follow NVIDIA/k8s-device-plugin v0.20 (the version the GPU Operator ships):
+api/config/v1/ (config.go, flags.go, consts.go, resources.go, replicas.go, sharing.go, imex.go)
+and cmd/nvidia-device-plugin/main.go (validateFlags). The plugin parses its config non-strictly: a
+misplaced or misspelt key is dropped without a word, so the linters here reject every key that
+plugin version does not know.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ VOLTA_COMPUTE_CAPABILITY = (7, 0)
 MIG_STRATEGIES = ("none", "single", "mixed")  # consts.go MigStrategy*
 DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")  # consts.go, strategy.go
 DEVICE_ID_STRATEGIES = ("uuid", "index")  # consts.go DeviceIDStrategy*, main.go validateFlags
+# consts.go AllocationPolicy* and main.go validateFlags of v0.20 (NVIDIA/k8s-device-plugin#1621).
+SHARED_DEVICES_ALLOCATION_POLICIES = ("distributed", "packed")
 
 TIME_SLICING_KEYS = ("replicas", "resources", "rename_by_default", "fail_requests_greater_than_one")
 # Device-plugin spellings a user may write under gpuops_time_slicing, and what to write instead.
@@ -52,8 +55,8 @@ NATIVE_KEY_ADVICE = {
     "devices": "the plugin ignores device selection and always shares every device of a resource",
 }
 
-# Every key the v1 config knows, by the path of the mapping that holds it (union of the
-# plugin releases that read config v1; flags.go grew over time).
+# Every key the v1 config of plugin v0.20 knows, by the path of the mapping that holds it
+# (config.go Config, flags.go CommandLineFlags and its Plugin/GFD parts, sharing.go, replicas.go, imex.go).
 _FLAG_KEYS = (
     "migStrategy",
     "failOnInitError",
@@ -65,7 +68,6 @@ _FLAG_KEYS = (
     "mofedEnabled",
     "useNodeFeatureAPI",
     "deviceDiscoveryStrategy",
-    "restartOnDeviceUnhealthy",
     "plugin",
     "gfd",
 )
@@ -78,6 +80,7 @@ _PLUGIN_FLAG_KEYS = (
     "containerDriverRoot",
     "kubeletSocket",
     "cdiFeatureFlags",
+    "sharedDevicesAllocationPolicy",
 )
 _GFD_FLAG_KEYS = ("oneshot", "noTimestamp", "sleepInterval", "outputFile", "machineTypeFile")
 _SHARING_KEYS = ("timeSlicing", "mps")
@@ -101,7 +104,6 @@ _BOOL_FLAGS = {
         "gdsEnabled",
         "mofedEnabled",
         "useNodeFeatureAPI",
-        "restartOnDeviceUnhealthy",
     ),
     "flags.plugin": ("passDeviceSpecs",),
     "flags.gfd": ("oneshot", "noTimestamp"),
@@ -145,6 +147,14 @@ def _suggest(key, valid) -> str:
     close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'? " if close else ""
     return f"{hint}valid keys: {', '.join(valid)}"
+
+
+def plugin_resource_name(name):
+    """NAME as the plugin reads it in its own config: resources.go NewResourceName (v0.20) puts
+    'nvidia.com/' before a name that lacks it, so 'gpu' is 'nvidia.com/gpu'."""
+    if isinstance(name, str) and not name.startswith(RESOURCE_PREFIX + "/"):
+        return f"{RESOURCE_PREFIX}/{name}"
+    return name
 
 
 def resource_name_problem(name) -> str | None:
@@ -374,6 +384,13 @@ def _lint_flags(doc, problems) -> str:
                 f"flags.plugin.deviceListStrategy: must be one or a list of {', '.join(DEVICE_LIST_STRATEGIES)}, "
                 f"got {plugin['deviceListStrategy']!r}"
             )
+    policy = plugin.get("sharedDevicesAllocationPolicy")
+    if "sharedDevicesAllocationPolicy" in plugin and policy not in SHARED_DEVICES_ALLOCATION_POLICIES:
+        # main.go validateFlags: "invalid --shared-devices-allocation-policy option", the plugin does not start.
+        problems.append(
+            "flags.plugin.sharedDevicesAllocationPolicy: must be one of "
+            f"{', '.join(SHARED_DEVICES_ALLOCATION_POLICIES)}, got {policy!r}"
+        )
     if "deviceIDStrategy" in plugin and plugin["deviceIDStrategy"] not in DEVICE_ID_STRATEGIES:
         problems.append(
             f"flags.plugin.deviceIDStrategy: must be one of {', '.join(DEVICE_ID_STRATEGIES)}, "
@@ -401,18 +418,21 @@ def _lint_replicated(section, path, max_replicas, problems) -> None:
             problems.append(f"{where}: must be a mapping with name and replicas")
             continue
         problems.extend(_check_keys(entry, where, _REPLICATED_RESOURCE_KEYS))
-        name = entry.get("name")
+        # The plugin reads a short name ("gpu") as nvidia.com/gpu (resources.go NewResourceName).
+        written = entry.get("name")
+        name = plugin_resource_name(written)
         problem = "missing" if name is None else resource_name_problem(name)
         if problem:
             problems.append(f"{where}.name: {problem}")
         elif name in seen:
-            problems.append(f"{where}.name: {name} is listed twice; give each resource once")
+            also = "" if written == name else f" ({name})"
+            problems.append(f"{where}.name: {written}{also} is listed twice; give each resource once")
         seen.add(name)
         problem = "missing" if "replicas" not in entry else _replicas_problem(entry["replicas"], max_replicas)
         if problem:
             problems.append(f"{where}.replicas: {problem}")
         # config.go DisableResourceNamingInConfig overwrites both with only a warning in the log.
-        if "rename" in entry and entry["rename"] != f"{name}{SHARED_SUFFIX}":
+        if "rename" in entry and plugin_resource_name(entry["rename"]) != f"{name}{SHARED_SUFFIX}":
             problems.append(f"{where}.rename: the plugin ignores custom names; use renameByDefault: true instead")
         if "devices" in entry and entry["devices"] != "all":
             problems.append(f"{where}.devices: the plugin ignores device selection and shares every device; drop it")

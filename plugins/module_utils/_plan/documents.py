@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-RKE2_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEFAULT_DEVICE_PLUGIN_CONFIG = "default"
@@ -53,14 +52,12 @@ def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
     OPERATOR_MANAGES_MIG: gpuops_mig_manager is operator and a node is MIG-capable; otherwise the
     operator's mig-manager stays off, so it neither fights the collection's mig role nor disables MIG.
     """
-    toolkit = {"enabled": False}
-    if settings["rke2"]:
-        # RKE2's containerd; CONTAINERD_CONFIG is left alone (it broke clusters after reboots).
-        toolkit["env"] = [{"name": "CONTAINERD_SOCKET", "value": RKE2_CONTAINERD_SOCKET}]
     return {
         "operator": {"defaultRuntime": "containerd"},
         "driver": {"enabled": False},
-        "toolkit": toolkit,
+        # The host role installs the toolkit, so the operator deploys no toolkit container, and toolkit.env
+        # (CONTAINERD_SOCKET, CONTAINERD_CONFIG) would configure nothing: only toolkit.enabled is set.
+        "toolkit": {"enabled": False},
         "mig": {"strategy": mig_strategy},
         "devicePlugin": {
             "config": {
@@ -80,14 +77,15 @@ def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
     }
 
 
-def describe_layout(mig_config, product, layouts):
+def describe_layout(mig_config, product, layouts, unselected=()):
+    """UNSELECTED: indexes of the GPUs no entry of the config selects (left as they are, planned as MIG off)."""
     if product.mig is None:
         return "no MIG"
     if mig_config is None:
         return "not managed (planned as MIG off)"
     groups = {}
-    for layout in layouts:
-        text = layout.describe()
+    for index, layout in enumerate(layouts):
+        text = "not selected, left as is (planned as MIG off)" if index in unselected else layout.describe()
         groups[text] = groups.get(text, 0) + 1
     return mig_config + ": " + "; ".join(f"{count}x[{text}]" for text, count in groups.items())
 

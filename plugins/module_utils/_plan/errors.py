@@ -35,6 +35,14 @@ class IntentError:
         return f"{self.host}: {self.variable}: {self.message}"
 
 
+def hosts_text(hosts):
+    """The first ten hosts, then how many more: "a, b, ... and 990 more hosts"."""
+    shown = ", ".join(hosts[:HOSTS_SHOWN])
+    if len(hosts) > HOSTS_SHOWN:
+        shown += f" and {len(hosts) - HOSTS_SHOWN} more hosts"
+    return shown
+
+
 def format_errors(errors):
     """One line per distinct problem, naming every host that has it (the first ten, then a count)."""
     grouped = {}
@@ -42,10 +50,7 @@ def format_errors(errors):
         grouped.setdefault((error.variable, error.message), []).append(error.host)
     lines = []
     for (variable, message), hosts in grouped.items():
-        shown = ", ".join(hosts[:HOSTS_SHOWN])
-        if len(hosts) > HOSTS_SHOWN:
-            shown += f" and {len(hosts) - HOSTS_SHOWN} more hosts"
-        lines.append(f"{shown}: {variable}: {message}")
+        lines.append(f"{hosts_text(hosts)}: {variable}: {message}")
     return "\n".join(lines)
 
 

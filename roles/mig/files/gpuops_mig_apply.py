@@ -6,8 +6,8 @@
 Installed by the gpuops.cluster.mig role beside its copy of the collection's module_utils and run
 at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py [--config-file F] --config-name N); without
 --config-file only the built-in configs (all-disabled, all-1g.10gb, all-balanced, ...) exist. Exit status:
-0 layout in place, 1 not applied (the reason is printed), 2 a MIG mode change waits for a GPU
-reset or a reboot.
+0 layout in place, 1 not applied (the reason is printed), 2 a MIG mode change waits for a reboot
+(a GPU reset, tried first as mig-parted does, failed or was not possible; the reason is printed).
 """
 
 import argparse
@@ -62,12 +62,15 @@ def main():
     for gpu in result["gpus"]:
         state = "changed" if gpu["changed"] else "unchanged"
         print(f"GPU {gpu['index']} ({gpu['name']}): {describe(gpu['after'])} [{state}]")
+        if gpu.get("reset"):
+            reason = f": {gpu['reset_reason']}" if gpu.get("reset_reason") else ""
+            print(f"GPU {gpu['index']}: pending MIG mode, GPU reset {gpu['reset']}{reason}")
     for warning in result["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     changing = [c for c in result["commands"] if c.get("changes_state")]
     print(f"{len(result['commands'])} nvidia-smi calls, {len(changing)} of them changed state")
     if result["reboot_required"]:
-        print(f"MIG mode change pending on GPUs {result['pending_gpus']}: reset or reboot required", file=sys.stderr)
+        print(f"MIG mode change pending on GPUs {result['pending_gpus']}: reboot required", file=sys.stderr)
         return 2
     return 0
 

@@ -11,7 +11,19 @@ of this file, or the repository's .build/collections (the folder that holds ``an
 
 Modelled on recorded real outputs (tests/fixtures/nvidia-smi and the published folder):
 - ``-i N -mig 1|0``: applied at once, or left pending with the real warning while the GPU has
-  clients (state ``clients``); a pending mode sets ``reset_required`` until ``--simulate-reboot``.
+  clients (state ``clients``); a pending mode sets ``reset_required`` until ``--simulate-reboot``
+  or a reset. A GPU marked ``pending_needs_reset`` (``--double-pending-needs-reset GPU``, as GPUs
+  passed through to a VM) leaves every mode change pending, without clients, with the recorded
+  warning (a100-unspecified/mig-enable-warning-pending-enable-not-supported.txt; the disable form
+  is that text with "disable", unrecorded).
+- ``[-i N] -r`` / ``--gpu-reset``: fails while a selected GPU has clients or compute processes,
+  printing the recorded text (a100-sxm4-80gb/gpu-reset-r-error-in-use-by-another-client.txt, two
+  GPUs; the one-GPU sentence "1 device is ... using this device" is NOT recorded, it is a guess),
+  and resets none of them; else every selected GPU's pending mode takes effect, its GPU and compute
+  instances vanish, and it prints the recorded lines (a100-sxm4-80gb/gpu-reset-r-success-2gpus.txt,
+  a100-pcie-40gb/gpu-reset-i2-success.txt). Exit status of a failed reset: not recorded; the
+  double uses 255 (nvidia-smi(1): other error). "Resetting GPU ... is not supported." (VM
+  passthrough, a100-unspecified/gpu-reset-error-not-supported.txt) is not modelled.
 - ``mig -cgi P[:START],... [-C]``: profile ids or names, max instances, allowed placements and
   overlaps. GI ids number every (size, start) slot of the geometry, largest slots first; this
   matches every recording. Without a start the double picks the free placement that blocks the
@@ -97,6 +109,7 @@ def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
                 "mig_current": False,
                 "mig_pending": False,
                 "clients": [],
+                "pending_needs_reset": False,
                 "gpu_instances": [],
             }
         )
@@ -312,6 +325,14 @@ def cmd_set_mig(state, args):
                 f"Unable to {verb} MIG Mode for GPU {bus}: Not Supported",
                 "Treating as warning and moving on.",
             ]
+        elif gpu.get("pending_needs_reset") and enable != gpu["mig_current"]:
+            # Recorded in VM passthrough: a100-unspecified/mig-enable-warning-pending-enable-not-supported.txt
+            gpu["mig_pending"] = enable
+            state["reset_required"] = True
+            out += [
+                f"Warning: MIG mode is in pending {verb} state for GPU {bus}:Not Supported",
+                f"Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU {bus}",
+            ]
         elif gpu["clients"] and enable != gpu["mig_current"]:
             if not enable:
                 return "\n".join(
@@ -414,6 +435,32 @@ def cmd_destroy_gi(state, args):
     return "\n".join(lines), 0
 
 
+RESET_IN_USE_TAIL = (
+    " currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, graphics"
+    " application such as an X server, or a monitoring application such as another instance of nvidia-smi)."
+    " Please first kill all processes using %s and all compute applications running in the system."
+)
+
+
+def cmd_reset(state, args):
+    """``[-i N] -r`` / ``--gpu-reset``: all selected GPUs reset, or none when one of them is in use."""
+    gpus = selected(state, args)
+    busy = [g for g in gpus if g["clients"] or any(p["gpu"] == g["index"] for p in state["processes"])]
+    if busy:
+        lines = ["The following GPUs could not be reset:"]
+        lines += ["  GPU %s: %s" % (g["pci_bus_id"], IN_USE) for g in busy]
+        if len(busy) == 1:  # unrecorded: the recording shows two GPUs
+            lines += ["", "1 device is" + RESET_IN_USE_TAIL % "this device"]
+        else:
+            lines += ["", "%d devices are" % len(busy) + RESET_IN_USE_TAIL % "these devices"]
+        return "\n".join(lines), 255
+    for gpu in gpus:
+        gpu["mig_current"] = gpu["mig_pending"]
+        gpu["gpu_instances"] = []
+    state["reset_required"] = any(g["mig_current"] != g["mig_pending"] for g in state["gpus"])
+    return "\n".join(["GPU %s was successfully reset." % g["pci_bus_id"] for g in gpus] + ["All done."]), 0
+
+
 def simulate_reboot(state):
     """MIG mode survives a reboot (pending modes take effect); GPU and compute instances do not."""
     for gpu in state["gpus"]:
@@ -433,6 +480,8 @@ def run(argv, state):
     try:
         if args == ["--simulate-reboot"]:
             return simulate_reboot(state)
+        if "-r" in args or "--gpu-reset" in args:
+            return cmd_reset(state, args)
         if "-mig" in args and args[0] != "mig":
             return cmd_set_mig(state, args)
         if args and args[0] == "mig":

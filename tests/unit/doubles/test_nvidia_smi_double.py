@@ -245,3 +245,59 @@ def test_placement_without_start_differs_from_the_recorded_mixed_run(smi, read_p
     host(smi, "NVIDIA A100 80GB PCIe")
     explicit = parse_mig_change(smi("mig", "-i", "0", "-cgi", "9:0,14:4,19:6", "-C"))
     assert explicit == recorded
+
+
+def test_reset_without_clients_makes_the_pending_mode_effective_like_the_recording(smi, read_published_text):
+    """`nvidia-smi -r` on two idle A100-SXM4-80GB (a100-sxm4-80gb/gpu-reset-r-success-2gpus.txt), byte for byte."""
+    host(smi, "NVIDIA A100-SXM4-80GB", count=2, mig=False)
+    smi("--double-pending-needs-reset", "0")
+    out = smi("-i", "0", "-mig", "1")
+    bus = [gpu["pci_bus_id"] for gpu in smi.state()["gpus"]]
+    recorded = read_published_text("a100-unspecified/mig-enable-warning-pending-enable-not-supported.txt")
+    assert out == recorded.replace("00000000:00:03.0", bus[0])
+    first = parse_query_gpu(smi(*query_gpu_args()))[0]
+    assert (first.mig_mode_current, first.mig_mode_pending) == ("disabled", "enabled")
+    assert smi.state()["reset_required"] is True
+
+    out = smi("-r")
+
+    recorded = read_published_text("a100-sxm4-80gb/gpu-reset-r-success-2gpus.txt")
+    assert out == recorded.replace("00000000:8B:00.0", bus[0]).replace("00000000:8C:00.0", bus[1])
+    assert classify_error(0, out) is None
+    assert [r.mig_mode_current for r in parse_query_gpu(smi(*query_gpu_args()))] == ["enabled", "disabled"]
+    assert smi.state()["reset_required"] is False
+    assert smi.calls()[-2] == "nvidia-smi -r"
+
+
+def test_reset_of_one_gpu_prints_its_line_and_drops_its_instances(smi, read_published_text):
+    """`nvidia-smi -i 2 --gpu-reset` (a100-pcie-40gb/gpu-reset-i2-success.txt): one GPU, its instances gone."""
+    host(smi, "NVIDIA A100-PCIE-40GB", count=2)
+    smi("mig", "-i", "0", "-cgi", "19", "-C")
+    smi("mig", "-i", "1", "-cgi", "19", "-C")
+    bus = smi.state()["gpus"][0]["pci_bus_id"]
+    recorded = read_published_text("a100-pcie-40gb/gpu-reset-i2-success.txt")
+    assert smi("-i", "0", "--gpu-reset") == recorded.replace("00000000:61:00.0", bus)
+    assert [gi.gpu for gi in parse_gpu_instances(smi("mig", "-lgi"))] == [1]
+
+
+def test_reset_with_clients_fails_like_the_recording_and_resets_nothing(smi, read_published_text):
+    """Clients on GPUs (a100-sxm4-80gb/gpu-reset-r-error-in-use-by-another-client.txt), byte for byte."""
+    host(smi, "NVIDIA A100-SXM4-80GB", count=2, mig=False)
+    smi("--double-client", "0", "777", "nv-hostengine")
+    smi("--double-client", "1", "778", "nvidia-persistenced")
+    smi("-mig", "1")  # both stay pending: their clients hold them
+    bus = [gpu["pci_bus_id"] for gpu in smi.state()["gpus"]]
+
+    out = smi("-r", rc=255)  # the exit status is not recorded; 255 is nvidia-smi(1)'s "other error"
+
+    recorded = read_published_text("a100-sxm4-80gb/gpu-reset-r-error-in-use-by-another-client.txt")
+    assert out == recorded.replace("00000000:8B:00.0", bus[0]).replace("00000000:8C:00.0", bus[1])
+    assert classify_error(255, out).kind is ErrorKind.IN_USE
+    assert classify_error(0, out).kind is ErrorKind.IN_USE  # a failure whatever the exit status
+    assert [r.mig_mode_current for r in parse_query_gpu(smi(*query_gpu_args()))] == ["disabled", "disabled"]
+    one = smi("-i", "1", "-r", rc=255)  # one GPU: the closing sentence's singular form is not recorded
+    assert one.splitlines()[:2] == [
+        "The following GPUs could not be reset:",
+        f"  GPU {bus[1]}: In use by another client",
+    ]
+    assert smi.state()["reset_required"] is True

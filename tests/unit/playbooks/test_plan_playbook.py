@@ -15,6 +15,7 @@ PLAN_FILES = {
     "capacity.json",
     "device-plugin-configmap.yaml",
     "mig-parted-config.yaml",
+    "mig-parted-configmap.yaml",
     "gpu-operator-values.yaml",
     "plan.txt",
 }

@@ -64,7 +64,7 @@ def run_module(state, args, check_mode=False, diff=False, calls=None):
 
 
 def changing(calls):
-    return [c for c in calls if {"-cgi", "-dci", "-dgi", "-mig"} & set(c)]
+    return [c for c in calls if {"-cgi", "-dci", "-dgi", "-mig", "-r"} & set(c)]
 
 
 def test_apply_then_rerun_changes_nothing(state):
@@ -175,7 +175,52 @@ def test_pending_mode_returns_reboot_required_with_a_warning(state):
 
     assert result["changed"] is True
     assert result["reboot_required"] is True and result["pending_gpus"] == [0]
-    assert any("reset or a reboot is required" in w for w in result["warnings"])
+    assert result["reset_gpus"] == [] and result["gpus"][0]["reset"] == "failed"
+    assert any(
+        "[0] (GPU 0: reset failed (In use by another client (in_use))): a reboot is required" in w
+        for w in result["warnings"]
+    )
+
+
+# mig-parted's ApplyMigMode (NVIDIA/mig-parted cmd/nvidia-mig-parted/apply/mode.go) resets the GPUs when a
+# mode change stays pending (util.ResetAllGPUs: `nvidia-smi -r -i BUS_IDS`); a reboot only when that fails.
+
+
+def test_reset_of_a_pending_gpu_avoids_the_reboot(state):
+    state["gpus"][1]["pending_needs_reset"] = True
+    calls = []
+
+    result = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"}, diff=True, calls=calls)
+
+    assert [BIN, "-i", "1", "-r"] in changing(calls)
+    assert result["changed"] is True and result["reboot_required"] is False
+    assert result["pending_gpus"] == [] and result["reset_gpus"] == [1]
+    assert result["gpus"][1]["reset"] == "done" and result["gpus"][1]["reset_reason"] == ""
+    assert len(result["diff"]["after"]["gpu 1"]["instances"]) == 4
+    assert not any("reboot" in w for w in result["warnings"])
+
+
+def test_busy_pending_gpu_is_not_reset_and_needs_a_reboot(state):
+    state["gpus"][0]["mig_pending"] = True
+    state["processes"].append({"gpu": 0, "gpu_instance": None, "pid": 5762, "name": "python", "used_memory_mib": 9})
+    calls = []
+
+    result = run_module(state, {"config_name": "all-1g.10gb"}, calls=calls)
+
+    assert [BIN, "-i", "0", "-r"] not in calls
+    assert result["reboot_required"] is True and result["gpus"][0]["reset"] == "skipped"
+    assert any("reset skipped (compute processes use the GPU: pid 5762 python)" in w for w in result["warnings"])
+
+
+def test_check_mode_says_a_reset_would_be_tried(state):
+    state["gpus"][0]["mig_pending"] = True
+    calls = []
+
+    result = run_module(state, {"config_name": "all-1g.10gb"}, check_mode=True, calls=calls)
+
+    assert changing(calls) == []
+    assert result["gpus"][0]["reset"] == "would_try"
+    assert [BIN, "-i", "0", "-r"] in result["planned_commands"]
 
 
 @pytest.mark.parametrize("content", ["", "\n", "{}\n"], ids=["empty", "blank", "empty-mapping"])

@@ -79,14 +79,17 @@ def test_gpu_layout_honours_device_filter():
         ({"version": "v1", "mig-configs": {"a": [{"devices": "all"}]}}, "mig-configs.a[0]: missing required key mig"),
         (
             {"version": "v1", "mig-configs": {"a": [{"devices": [0, -1], "mig-enabled": False}]}},
-            'mig-configs.a[0].devices: must be "all" or a non-empty list',
+            'mig-configs.a[0].devices: must be "all" or a list of GPU indexes',
         ),
         (
             {"version": "v1", "mig-configs": {"a": [{"devices": "all", "mig-enabled": "yes"}]}},
             "mig-configs.a[0].mig-enabled: must be true or false",
         ),
         (
-            {"version": "v1", "mig-configs": {"a": [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]}},
+            {
+                "version": "v1",
+                "mig-configs": {"a": [{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}]},
+            },
             "mig-configs.a[0].mig-devices: not allowed with mig-enabled false",
         ),
         (
@@ -139,3 +142,75 @@ def test_device_filter_matches_the_device_id_the_gpu_reports():
     assert entry_selects_gpu(entry, 0, product, device_id="0x20B110DE") is False
     with pytest.raises(MigLayoutError, match="PCI 0x20B110DE"):
         gpu_layout([entry], 0, product, "0x20B110DE")
+
+
+def _doc(*entries):
+    return {"version": "v1", "mig-configs": {"a": list(entries)}}
+
+
+def test_mig_enabled_without_mig_devices_is_rejected():
+    """NVIDIA/mig-parted api/spec/v1/spec.go MigConfigSpec.UnmarshalJSON: "missing required field
+    'mig-devices' when 'mig-enabled' is true" (and mig-parted parses the whole file first)."""
+    errors = lint_mig_parted_document(_doc({"devices": "all", "mig-enabled": True}))
+    assert errors == [
+        "mig-configs.a[0]: missing required key mig-devices when mig-enabled is true; valid: a mapping of profile "
+        "to count, or {} for MIG enabled without MIG devices (mig-parted rejects the whole document)"
+    ]
+    assert lint_mig_parted_document(_doc({"devices": "all", "mig-enabled": True, "mig-devices": None}))
+
+
+def test_mig_devices_whose_counts_are_all_zero_are_rejected():
+    """NVIDIA/mig-parted pkg/types/mig_config.go MigConfig.AssertValidFormat (AssertValid in older
+    releases): "all counts for all MigProfiles are 0"; an empty mapping returns nil (len(m) == 0)."""
+    errors = lint_mig_parted_document(_doc({"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 0}}))
+    assert len(errors) == 1 and errors[0].startswith("mig-configs.a[0].mig-devices: all counts are 0"), errors
+    # One count above 0 is enough; {} is the format mig-parted's own all-enabled uses.
+    assert not lint_mig_parted_document(
+        _doc({"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 0, "3g.40gb": 2}})
+    )
+    assert not lint_mig_parted_document(_doc({"devices": "all", "mig-enabled": True, "mig-devices": {}}))
+
+
+@pytest.mark.parametrize("product", [*MIG_PRODUCTS, find_product("NVIDIA L4")], ids=lambda p: p.name)
+def test_builtin_configs_pass_mig_parteds_format_rules(product):
+    """Every built-in document is one mig-parted accepts (api/spec/v1/spec.go MigConfigSpec.UnmarshalJSON,
+    pkg/types/mig_config.go AssertValidFormat); all-enabled is written as NVIDIA's
+    deployments/systemd/config-default.yaml writes it: mig-enabled true, mig-devices {}."""
+    doc = mig_parted_document([product])
+    assert lint_mig_parted_document(doc) == []
+    if product.mig:
+        assert doc["mig-configs"]["all-enabled"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {}}]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"devices": "all", "mig-enabled": False, "mig-devices": {}},
+        {"devices": [], "mig-enabled": False},
+        {"devices": [0], "mig-enabled": True, "mig-devices": {"1c.3g.40gb": 2}},
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"1c.1g.10gb+me": 1}},
+        {"devices": "all", "device-filter": "0x20B210DE:0x147F10DE", "mig-enabled": False},
+        {"devices": "all", "device-filter": ["0x20B210DE:0x147F10DE", "0x20B510DE"], "mig-enabled": False},
+    ],
+)
+def test_lint_accepts_what_mig_parted_accepts(entry):
+    """api/spec/v1/spec.go MigConfigSpec.UnmarshalJSON (mig-devices {} with mig-enabled false: len 0; devices
+    any []int), go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile ("Cc.Gg.Mgb"), mig-parted
+    pkg/types/device.go NewDeviceIDFromString ("<devicevendor>:<subsystemdevicevendor>")."""
+    assert lint_mig_parted_document(_doc(entry)) == []
+
+
+def test_empty_devices_list_selects_no_gpu():
+    """api/spec/v1/helpers.go MatchesDevices: an empty list matches no index."""
+    assert entry_selects_gpu({"devices": [], "mig-enabled": False}, 0, A100_80GB) is False
+
+
+def test_subsystem_filter_matches_by_device_id_in_the_plan_and_is_refused_on_a_host():
+    """mig-parted pkg/types/device.go DeviceID.Matches compares the subsystem id too when the filter has one;
+    the plan (no reported id) can only compare the device id, the host query does not read the subsystem."""
+    entry = {"devices": "all", "device-filter": "0x20B210DE:0x147F10DE", "mig-enabled": False}
+    assert entry_selects_gpu(entry, 0, A100_80GB) is True
+    assert entry_selects_gpu(entry, 0, find_product("NVIDIA H100 80GB HBM3")) is False
+    assert entry_selects_gpu(entry, 0, A100_80GB, device_id="0x20B510DE") is False
+    with pytest.raises(MigLayoutError, match="names a subsystem id"):
+        entry_selects_gpu(entry, 0, A100_80GB, device_id="0x20B210DE")

@@ -24,7 +24,8 @@ import nvsmi_double  # noqa: E402
 SMI = "/usr/bin/nvidia-smi"
 A100 = "NVIDIA A100-SXM4-80GB"
 MIXED = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
-CHANGING = ("-cgi", "-cci", "-dci", "-dgi", "-mig", "--gpu-reset")
+CHANGING = ("-cgi", "-cci", "-dci", "-dgi", "-mig", "-r", "--gpu-reset")
+RESET_0 = [SMI, "-i", "0", "-r"]
 
 
 def document(**configs):
@@ -206,7 +207,7 @@ def test_devices_select_gpus_and_unselected_ones_are_left_alone(host):
 
 
 def test_device_filter_of_another_product_selects_nothing(host):
-    doc = document(h100=[{"devices": "all", "device-filter": "0x233010DE", "mig-enabled": True}])
+    doc = document(h100=[{"devices": "all", "device-filter": "0x233010DE", "mig-enabled": True, "mig-devices": {}}])
 
     result = host.reconcile(doc, "h100")
 
@@ -298,9 +299,12 @@ def test_pending_mode_reports_reboot_required_and_creates_nothing_there(host):
     assert not any(call[2:4] == ["0", "-cgi"] for call in host.changing_calls())
     assert host.layout(1) == MIXED_LAYOUT
 
+    assert result["gpus"][0]["reset"] == "failed"
+    assert result["gpus"][0]["reset_reason"] == "In use by another client (in_use)"
+
     again = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
     assert again["changed"] is False and again["reboot_required"] is True
-    assert host.changing_calls() == []
+    assert host.changing_calls() == [RESET_0]  # the reset is tried again, and fails again
 
     host.smi("--simulate-reboot")
     after_reboot = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
@@ -428,7 +432,7 @@ def test_recorded_pending_enable_in_use_means_reboot_required(published_nvsmi_di
     result = host.reconcile(None, "all-1g.10gb")
 
     assert result["reboot_required"] is True and result["pending_gpus"] == [0]
-    assert host.changing_calls() == [[SMI, "-i", "0", "-mig", "1"]]
+    assert host.changing_calls() == [[SMI, "-i", "0", "-mig", "1"], RESET_0]
 
 
 def test_recorded_in_use_failure_of_cgi_is_rolled_back(published_nvsmi_dir):
@@ -656,6 +660,7 @@ def test_check_mode_reports_what_a_real_run_does_for_a_gpu_awaiting_a_reset():
         host = DoubleHost(A100, 1)
         host.reconcile(None, "all-1g.10gb")
         host.state["gpus"][0]["mig_pending"] = False
+        host.state["gpus"][0]["clients"].append({"pid": 99, "name": "nvidia-persistenced"})  # the reset fails
         plans.append(host.reconcile(None, "all-disabled", check_mode=check_mode))
     check, real = plans
 
@@ -668,6 +673,7 @@ def test_check_mode_reports_what_a_real_run_does_for_a_gpu_awaiting_a_reset():
 def test_check_mode_shows_no_instances_on_a_gpu_whose_enable_is_pending():
     host = DoubleHost(A100, 1)
     host.state["gpus"][0]["mig_pending"] = True
+    host.state["gpus"][0]["clients"].append({"pid": 99, "name": "nvidia-persistenced"})  # the reset fails
 
     check = host.reconcile(None, "all-1g.10gb", check_mode=True)
     real = host.reconcile(None, "all-1g.10gb")
@@ -694,3 +700,179 @@ def test_device_filter_is_matched_against_the_reported_device_id():
 
     assert result["changed"] is False and host.changing_calls() == []
     assert "no entry of config m selects it" in result["gpus"][0]["note"]
+
+
+# ---------------------------------------------------------------- a pending MIG mode: GPU reset before a reboot
+# As NVIDIA/mig-parted cmd/nvidia-mig-parted/apply/mode.go (ApplyMigMode): when a mode change stays
+# pending, reset the GPUs (util.ResetAllGPUs -> nvmlResetAllGPUs in cmd/nvidia-mig-parted/util/device.go,
+# `nvidia-smi -r -i BUS_IDS`); the GPU Operator's deployments/gpu-operator/reconfigure-mig.sh and the
+# systemd service deployments/systemd/service.sh reboot only when that is not possible.
+
+
+def test_reset_makes_a_pending_mode_effective_and_the_instances_are_created():
+    """mig-parted ApplyMigMode: pending after -mig 1 (VM passthrough), so reset; no reboot is needed then."""
+    host = DoubleHost(A100, 2)
+    host.state["gpus"][0]["pending_needs_reset"] = True
+
+    result = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert host.changing_calls() == [
+        [SMI, "-i", "0", "-mig", "1"],
+        [SMI, "-i", "1", "-mig", "1"],
+        [SMI, "mig", "-i", "1", "-cgi", "9:4,14:0,19:2,19:3", "-C"],
+        RESET_0,
+        [SMI, "mig", "-i", "0", "-cgi", "9:4,14:0,19:2,19:3", "-C"],
+    ]
+    assert host.layout(0) == host.layout(1) == MIXED_LAYOUT
+    assert result["reboot_required"] is False and result["pending_gpus"] == []
+    assert result["reset_gpus"] == [0]
+    gpu0 = result["gpus"][0]
+    assert (gpu0["reset"], gpu0["pending"], gpu0["changed"]) == ("done", False, True)
+    assert gpu0["before"] == {"mig_enabled": False, "mig_pending": None, "instances": []}
+    assert gpu0["after"]["mig_enabled"] is True and len(gpu0["after"]["instances"]) == 4
+    assert result["gpus"][1]["reset"] is None
+
+    again = host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    assert again["changed"] is False and host.changing_calls() == []
+
+
+def test_gpu_left_pending_by_an_earlier_run_is_reset_and_laid_out():
+    """deployments/systemd/service.sh: `apply --mode-only` on a mode already set "will just do a GPU reset"."""
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True  # an enable left pending earlier, its client gone since
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert host.changing_calls() == [
+        RESET_0,
+        [SMI, "mig", "-i", "0", "-cgi", "19:0,19:1,19:2,19:3,19:4,19:5,19:6", "-C"],
+    ]
+    assert (result["gpus"][0]["reset"], result["gpus"][0]["pending"], result["reboot_required"]) == (
+        "done",
+        False,
+        False,
+    )
+    assert result["gpus"][0]["after"]["mig_pending"] is None and len(result["gpus"][0]["after"]["instances"]) == 7
+
+
+def test_reset_that_fails_leaves_the_gpu_pending_and_requires_a_reboot(host):
+    """reconfigure-mig.sh: when applying the mode (and its reset) fails, the node is rebooted."""
+    host.state["gpus"][0]["clients"].append({"pid": 777, "name": "/usr/bin/nv-hostengine"})
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert RESET_0 in host.changing_calls()
+    assert result["reboot_required"] is True and result["pending_gpus"] == [0] and result["reset_gpus"] == []
+    assert (result["gpus"][0]["reset"], result["gpus"][0]["pending"]) == ("failed", True)
+    assert "In use by another client" in result["gpus"][0]["reset_reason"]
+    assert host.state["gpus"][0]["mig_current"] is False and host.layout(0) == []
+    assert host.layout(1) == [(19, start, 1) for start in range(7)]
+
+
+def test_busy_gpu_is_not_reset():
+    """A compute process on a GPU whose enable waits: no reset (it would kill the process), a reboot is needed."""
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True  # an enable left pending earlier
+    host.state["processes"].append({"gpu": 0, "gpu_instance": None, "pid": 4242, "name": "train", "used_memory_mib": 1})
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert host.changing_calls() == []
+    assert result["reboot_required"] is True and result["pending_gpus"] == [0]
+    assert result["gpus"][0]["reset"] == "skipped"
+    assert result["gpus"][0]["reset_reason"] == "compute processes use the GPU: pid 4242 train"
+
+
+def test_check_mode_only_says_the_reset_would_be_tried():
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True
+
+    result = host.reconcile(None, "all-1g.10gb", check_mode=True)
+
+    assert host.changing_calls() == [] and host.state["gpus"][0]["mig_current"] is False
+    assert result["gpus"][0]["reset"] == "would_try"
+    assert result["planned_commands"] == [RESET_0]
+    assert result["reboot_required"] is True and result["changed"] is True
+
+
+def test_reset_that_leaves_the_mode_pending_requires_a_reboot(monkeypatch):
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["pending_needs_reset"] = True
+    bus = host.state["gpus"][0]["pci_bus_id"]
+    monkeypatch.setattr(
+        nvsmi_double, "cmd_reset", lambda state, args: (f"GPU {bus} was successfully reset.\nAll done.", 0)
+    )
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert RESET_0 in host.changing_calls()
+    assert result["gpus"][0]["reset"] == "not_effective"
+    assert result["reboot_required"] is True and result["pending_gpus"] == [0] and result["reset_gpus"] == []
+    assert result["changed"] is True
+
+
+def test_recorded_reset_in_use_leaves_the_gpu_pending(published_nvsmi_dir):
+    """The recorded two-GPU failure of `nvidia-smi -r` (Yandex Cloud docs, A100-SXM4-80GB) per GPU."""
+    text = (published_nvsmi_dir / "a100-sxm4-80gb/gpu-reset-r-error-in-use-by-another-client.txt").read_text()
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["pending_needs_reset"] = True
+    # nvidia-smi(1) documents no exit status for this failure; 255 is its "other error". The recording
+    # names two GPUs, the engine reports both reasons it cannot tell apart by bus id.
+    recorded(host, RESET_0[1:], 255, text, apply_to_double=False)
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert result["reboot_required"] is True and result["gpus"][0]["reset"] == "failed"
+    assert result["gpus"][0]["reset_reason"].startswith("In use by another client (in_use)")
+
+
+@pytest.mark.parametrize(
+    "recording",
+    ["a100-sxm4-80gb/gpu-reset-r-error-not-supported-nvlink.txt", "a100-unspecified/gpu-reset-error-not-supported.txt"],
+)
+def test_recorded_reset_not_supported_requires_a_reboot(published_nvsmi_dir, recording):
+    """Passthrough or NVLink VMs where a reset is not supported, even with exit status 0: a reboot is needed."""
+    text = (published_nvsmi_dir / recording).read_text()
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["pending_needs_reset"] = True
+    recorded(host, RESET_0[1:], 0, text, apply_to_double=False)
+
+    result = host.reconcile(None, "all-1g.10gb")
+
+    assert result["reboot_required"] is True and result["gpus"][0]["reset"] == "failed"
+    assert "Not Supported (not_supported)" in result["gpus"][0]["reset_reason"]
+
+
+def test_recorded_reset_success_lets_the_instances_be_created(published_nvsmi_dir):
+    """`sudo nvidia-smi -i 2 --gpu-reset` on an A100-PCIE-40GB (R460): one success line, then "All done."."""
+    text = (published_nvsmi_dir / "a100-pcie-40gb/gpu-reset-i2-success.txt").read_text()
+    host = DoubleHost("NVIDIA A100-PCIE-40GB", 1)
+    host.state["gpus"][0]["pending_needs_reset"] = True
+    recorded(host, RESET_0[1:], 0, text, apply_to_double=True)
+
+    result = host.reconcile(None, "all-1g.5gb")
+
+    assert result["reboot_required"] is False and result["reset_gpus"] == [0]
+    assert len(host.layout(0)) == 7
+
+
+def test_compute_instance_profile_is_refused_before_any_change(host):
+    """NVIDIA/mig-parted accepts "1c.3g.40gb" (go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile) and
+    creates a GI with a smaller CI; this module only creates GIs with one full CI, so it refuses them first."""
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(ci=all_gpus({"1c.3g.40gb": 2})), "ci")
+
+    assert "compute-instance profiles are not supported by this module yet: 1c.3g.40gb" in error.value.message
+    assert "nothing was changed" in error.value.message
+    assert host.changing_calls() == []
+
+
+def test_subsystem_device_filter_is_refused_before_any_change(host):
+    """mig-parted pkg/types/device.go DeviceID.Matches compares the subsystem id of a "dev:subsys" filter,
+    which this module's nvidia-smi query does not read: it refuses rather than guess."""
+    entry = {"devices": "all", "device-filter": "0x20B210DE:0x147F10DE", "mig-enabled": False}
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(sub=[entry]), "sub")
+
+    assert "names a subsystem id" in error.value.message
+    assert host.changing_calls() == []

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan import capacity as capacity_module
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import GpuLayout, node_capacity
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import CapacityError
 
@@ -170,10 +171,32 @@ def test_ada_lovelace_family():
         ([GpuLayout.of(True, {"1g.10gb": 2, "2g.20gb": 1})], "single", "one MIG profile per node"),
         ([GpuLayout.of(True, {"1g.10gb": 7}), OFF], "single", "same MIG mode"),
         ([GpuLayout.of(True, {})], "single", "no MIG device"),
-        ([GpuLayout.of(True, {})], "mixed", "no MIG device"),
         ([OFF], "partial", "valid: none, single, mixed"),
     ],
 )
 def test_layouts_the_device_plugin_refuses(layouts, strategy, expected):
     with pytest.raises(CapacityError, match=expected):
         node_capacity(A100_PCIE, layouts, strategy)
+
+
+def test_mixed_advertises_nothing_for_a_mig_enabled_gpu_without_mig_devices():
+    """NVIDIA/k8s-device-plugin internal/rm/device_map.go, assertAllMigDevicesAreValid (v0.16 and later).
+
+    Only with uniform (strategy single) does "device N has no MIG devices configured" stop the plugin;
+    with mixed it is a klog warning, and buildGPUDeviceMap skips the MIG-enabled GPU, so it adds nothing.
+    """
+    empty = GpuLayout.of(True, {})
+    planned = node_capacity(A100_PCIE, [empty, GpuLayout.of(True, {"3g.40gb": 2}), OFF], "mixed")
+    assert planned["resources"] == {"nvidia.com/gpu": 1, "nvidia.com/mig-3g.40gb": 2}
+    assert node_capacity(A100_PCIE, [empty, empty], "mixed")["resources"] == {}
+    with pytest.raises(CapacityError, match="GPU 0, 1 would have MIG enabled but no MIG device"):
+        node_capacity(A100_PCIE, [empty, empty], "single")
+
+
+@pytest.mark.parametrize(
+    ("compute_capability", "family"),
+    [("9.0", "hopper"), ("10.0", "blackwell"), ("12.0", "blackwell"), ("13.0", "rubin"), ("14.0", "undefined")],
+)
+def test_gfd_family_follows_get_arch_family_of_v0_20(compute_capability, family):
+    """NVIDIA/k8s-device-plugin internal/lm/resource.go, getArchFamily (v0.20: case 13 returns "rubin")."""
+    assert capacity_module._arch_family(compute_capability) == family

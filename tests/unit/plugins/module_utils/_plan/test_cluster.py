@@ -86,13 +86,10 @@ def test_device_plugin_configmap_one_key_per_distinct_config():
 
 
 def test_gpu_operator_values_and_mig_parted_document():
-    plan = plan_cluster(good_cluster(), {"rke2": True})
+    plan = plan_cluster(good_cluster())
     values = plan.gpu_operator_values
     assert values["driver"] == {"enabled": False}
-    assert values["toolkit"] == {
-        "enabled": False,
-        "env": [{"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}],
-    }
+    assert values["toolkit"] == {"enabled": False}
     assert values["mig"] == {"strategy": "mixed"}
     assert values["devicePlugin"]["config"]["default"] == "default"
     # The collection's mig role owns MIG: the operator's mig-manager must not run beside it.
@@ -102,7 +99,17 @@ def test_gpu_operator_values_and_mig_parted_document():
     assert configs["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
     assert "all-balanced" in configs
     assert "CONTAINERD_CONFIG" not in str(values)
-    assert "env" not in plan_cluster(good_cluster(), {"rke2": False}).gpu_operator_values["toolkit"]
+
+
+def test_operator_values_set_no_toolkit_env_while_the_toolkit_is_disabled():
+    """NVIDIA/gpu-operator controllers/state_manager.go, ClusterPolicyController.isStateEnabled.
+
+    state-container-toolkit runs only when Toolkit.IsEnabled(); toolkit.env feeds that state's
+    DaemonSet (controllers/object_controls.go, TransformToolkit), so with toolkit.enabled false a
+    CONTAINERD_SOCKET there configures nothing.
+    """
+    values = plan_cluster(good_cluster()).gpu_operator_values
+    assert values["toolkit"] == {"enabled": False}
 
 
 def test_operator_mig_manager_gets_the_configmap_labels_and_leaves_unlabelled_nodes_alone():
@@ -249,7 +256,8 @@ def test_every_bad_input_is_reported_at_once_with_host_variable_and_valid_values
             beyond_limit=A100 | {"gpuops_mig_config": "too-many-small"},
             unplaceable=A100 | {"gpuops_mig_config": "unplaceable"},
             mig_on_l4=L4 | {"gpuops_mig_config": "all-1g.10gb"},
-            unknown_product=A100 | {"gpuops_gpu_product": "NVIDIA A200"},
+            unknown_product=A100 | {"gpuops_gpu_product": "NVIDIA A200", "gpuops_mig_config": "all-1g.10gb"},
+            unset_product={"gpuops_gpu_count": 1},
             undefined_config=A100 | {"gpuops_mig_config": "all-tiny"},
             replicas_one=L4 | {"gpuops_time_slicing": {"replicas": 1}},
             replicas_text=L4 | {"gpuops_time_slicing": {"replicas": "four"}},
@@ -262,7 +270,8 @@ def test_every_bad_input_is_reported_at_once_with_host_variable_and_valid_values
         ("beyond_limit", "gpuops_mig_config"): "at most 7",
         ("unplaceable", "gpuops_mig_config"): "cannot be placed",
         ("mig_on_l4", "gpuops_mig_config"): "does not support MIG",
-        ("unknown_product", "gpuops_gpu_product"): "valid: NVIDIA A100-SXM4-40GB",
+        ("unknown_product", "gpuops_mig_config"): "NVIDIA A200 is not in the GPU catalog",
+        ("unset_product", "gpuops_gpu_product"): "is not set; valid: NVIDIA A100-SXM4-40GB",
         ("undefined_config", "gpuops_mig_config"): "valid for NVIDIA A100-SXM4-80GB: all-1g.10gb",
         ("replicas_one", "gpuops_time_slicing.replicas"): ">= 2",
         ("replicas_text", "gpuops_time_slicing.replicas"): "whole number",
@@ -311,3 +320,174 @@ def test_errors_of_many_hosts_are_grouped_on_one_line():
     assert text == "n00, n01, n02, n03, n04, n05, n06, n07, n08, n09 and 15 more hosts: gpuops_gpu_count: " + (
         "must be 1 or more GPUs per node, got 0; remove the host from gpu_nodes if it has none"
     )
+
+
+def test_mixed_plans_all_enabled_and_warns_which_gpus_advertise_nothing():
+    """NVIDIA/k8s-device-plugin internal/rm/device_map.go, assertAllMigDevicesAreValid (v0.16 and later).
+
+    NVIDIA's own mig-parted config all-enabled (MIG on, no MIG device) only makes the plugin log
+    "device N has no MIG devices configured" under mixed; single refuses it.
+    """
+    plan = plan_cluster(
+        cluster(
+            a100=A100 | {"gpuops_mig_config": "all-enabled"},
+            a100_2=A100 | {"gpuops_mig_config": "all-enabled"},
+            h100=H100 | {"gpuops_mig_config": "all-balanced"},
+        )
+    )
+    assert plan.capacity["nodes"]["a100"]["resources"] == {}
+    assert plan.capacity["totals"] == plan.capacity["nodes"]["h100"]["resources"]
+    (note,) = [note for note in plan.notes if "no MIG device" in note]
+    assert note.startswith("a100, a100_2: config all-enabled enables MIG with no MIG device on GPU 0, 1, 2, 3, 4, 5")
+    assert "advertises nothing for those GPUs" in note
+    errors, _text = errors_of(cluster("single", a100=A100 | {"gpuops_mig_config": "all-enabled"}))
+    assert "refuses to start with mig strategy single" in errors[("a100", "gpuops_mig_config")]
+
+
+def test_unknown_product_is_planned_whole_with_a_warning_and_did_you_mean():
+    plan = plan_cluster(
+        cluster(
+            h100=H100 | {"gpuops_mig_config": "all-balanced"},
+            typo=H100 | {"gpuops_gpu_product": "H100-SXM5-80GB", "gpuops_time_slicing": {"replicas": 2}},
+        )
+    )
+    node = plan.capacity["nodes"]["typo"]
+    assert node["gpu_product"] == "H100-SXM5-80GB"
+    assert node["resources"] == {"nvidia.com/gpu": 16}
+    # No catalog data: no memory, family or compute-capability labels are predicted.
+    assert not any(key.endswith((".memory", ".family", "compute.major")) for key in node["labels"])
+    assert node["labels"]["nvidia.com/mig.capable"] == "false"
+    warning = next(note for note in plan.notes if "H100-SXM5-80GB" in note)
+    assert "did you mean NVIDIA H100 80GB HBM3" in warning and "gpuops_gpu_catalog_extra" in warning
+    # The other node's plan is untouched by the unknown one.
+    assert plan.capacity["nodes"]["h100"]["gpu_product"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_unknown_product_refuses_mig_but_takes_all_disabled():
+    errors, _text = errors_of(
+        cluster(odd=L4 | {"gpuops_gpu_product": "NVIDIA X9", "gpuops_mig_config": "all-balanced"})
+    )
+    assert "all-disabled" in errors[("odd", "gpuops_mig_config")]
+    plan = plan_cluster(cluster(odd=L4 | {"gpuops_gpu_product": "NVIDIA X9", "gpuops_mig_config": "all-disabled"}))
+    assert plan.capacity["nodes"]["odd"]["resources"] == {"nvidia.com/gpu": 4}
+
+
+EXTRA = [{"name": "NVIDIA X9", "memory_mib": 49152, "compute_capability": "8.9", "pci_device_id": "0x2FFF10DE"}]
+
+
+def test_catalog_extra_describes_a_product_for_labels_without_a_warning():
+    plan = plan_cluster(cluster(odd=L4 | {"gpuops_gpu_product": "NVIDIA X9", "gpuops_gpu_catalog_extra": EXTRA}))
+    labels = plan.capacity["nodes"]["odd"]["labels"]
+    assert labels["nvidia.com/gpu.memory"] == "49152"
+    assert labels["nvidia.com/gpu.family"] == "ada-lovelace"
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-X9"
+    assert not any("NVIDIA X9" in note for note in plan.notes)
+    errors, _text = errors_of(
+        cluster(
+            odd=L4
+            | {"gpuops_gpu_product": "NVIDIA X9", "gpuops_gpu_catalog_extra": EXTRA, "gpuops_mig_config": "all-1g.10gb"}
+        )
+    )
+    assert "described by gpuops_gpu_catalog_extra" in errors[("odd", "gpuops_mig_config")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "variable", "fragment"),
+    [
+        ("NVIDIA X9", "gpuops_gpu_catalog_extra", "must be a list"),
+        ([{"name": "NVIDIA X9"}], "gpuops_gpu_catalog_extra[0].memory_mib", "memory in MiB"),
+        ([EXTRA[0] | {"compute_capability": 8.9}], "gpuops_gpu_catalog_extra[0].compute_capability", '"8.9"'),
+        ([EXTRA[0] | {"pci_device_id": "x"}], "gpuops_gpu_catalog_extra[0].pci_device_id", "like 0x26B910DE"),
+        ([EXTRA[0] | {"name": "NVIDIA L4"}], "gpuops_gpu_catalog_extra[0].name", "already in the catalog"),
+        ([EXTRA[0] | {"mig": {}}], "gpuops_gpu_catalog_extra[0].mig", "unknown key"),
+        ([EXTRA[0], EXTRA[0] | {"name": "nvidia-x9"}], "gpuops_gpu_catalog_extra[1].name", "described twice"),
+    ],
+)
+def test_catalog_extra_is_validated(extra, variable, fragment):
+    errors, _text = errors_of(cluster(odd=L4 | {"gpuops_gpu_catalog_extra": extra}))
+    assert fragment in errors[("odd", variable)]
+
+
+def test_undefined_mig_config_suggests_the_near_name():
+    errors, _text = errors_of(cluster(h100=H100 | {"gpuops_mig_config": "all-balance"}))
+    assert errors[("h100", "gpuops_mig_config")].endswith("did you mean all-balanced?")
+
+
+def _one_config(name, *entries, **intent):
+    configs = {"version": "v1", "mig-configs": {name: list(entries)}}
+    return {"gpuops_mig_strategy": "mixed", "gpuops_mig_configs": configs, "gpuops_mig_config": name} | intent
+
+
+def test_partial_config_leaves_unselected_gpus_alone_and_plans_them_as_mig_off():
+    """NVIDIA/mig-parted cmd/nvidia-mig-parted/assert/assert.go WalkSelectedMigConfigForEachGPU applies an
+    entry only to the GPUs api/spec/v1/helpers.go MatchesDevices/MatchesDeviceFilter select: GPU 2-7 of an
+    8-GPU node stay as they are (the nvidia_mig module does the same)."""
+    nodes = {"a100": A100 | _one_config("two", {"devices": [0, 1], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}})}
+    plan = plan_cluster(nodes)
+    assert plan.capacity["nodes"]["a100"]["resources"] == {"nvidia.com/gpu": 6, "nvidia.com/mig-3g.40gb": 4}
+    assert "two: 2x[2x3g.40gb]; 6x[not selected, left as is (planned as MIG off)]" in plan.table
+    assert any(
+        note.startswith("a100: no entry of config two selects GPU 2, 3, 4, 5, 6, 7")
+        and "assumes they have MIG off" in note
+        for note in plan.notes
+    )
+
+
+def test_config_that_selects_no_gpu_of_the_node_is_still_an_error():
+    errors, _text = errors_of(
+        {
+            "a100": A100
+            | _one_config("h100-only", {"devices": "all", "device-filter": "0x233010DE", "mig-enabled": False})
+        }
+    )
+    assert (
+        "no entry of config h100-only selects any GPU of NVIDIA A100-SXM4-80GB" in errors[("a100", "gpuops_mig_config")]
+    )
+
+
+def test_compute_instance_profile_is_planned_as_its_own_mig_device():
+    """k8s-device-plugin internal/rm/device_map.go buildMigDeviceMap matches the MIG device's profile string,
+    go-nvlib pkg/nvlib/device/mig_profile.go MigProfileInfo.String "1c.3g.40gb": resource mig-1c.3g.40gb."""
+    config = _one_config(
+        "ci", {"devices": "all", "mig-enabled": True, "mig-devices": {"1c.3g.40gb": 1, "3g.40gb": 1}}
+    ) | {"gpuops_mig_manager": "operator"}
+    plan = plan_cluster({"a100": A100 | config})
+    node = plan.capacity["nodes"]["a100"]
+    assert node["resources"] == {"nvidia.com/mig-1c.3g.40gb": 8, "nvidia.com/mig-3g.40gb": 8}
+    assert node["labels"]["nvidia.com/mig-1c.3g.40gb.slices.gi"] == "3"
+    assert node["labels"]["nvidia.com/mig-1c.3g.40gb.slices.ci"] == "1"
+    assert node["labels"]["nvidia.com/mig-1c.3g.40gb.product"] == "NVIDIA-A100-SXM4-80GB-MIG-1c.3g.40gb"
+    # The mig role's nvidia_mig module cannot create compute-instance profiles: refused with gpuops_mig_manager host.
+    errors, _text = errors_of({"a100": A100 | (config | {"gpuops_mig_manager": "host"})})
+    assert "compute-instance profiles (1c.3g.40gb)" in errors[("a100", "gpuops_mig_config")]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x" * 64, "my config", "team/a", "-leading-dash", "trailing."],
+    ids=["long", "space", "slash", "dash", "dot"],
+)
+def test_operator_mode_rejects_config_names_that_are_not_label_values(name):
+    """k8s.io/apimachinery pkg/util/validation/validation.go IsValidLabelValue: at most 63 characters,
+    (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?; the name becomes the value of nvidia.com/mig.config
+    (NVIDIA/gpu-operator mig-manager selects the config by that label)."""
+    config = _one_config(name, {"devices": "all", "mig-enabled": False}) | {"gpuops_mig_manager": "operator"}
+    errors, text = errors_of({"a100": A100 | config})
+    assert "cannot be the value of the node label nvidia.com/mig.config" in errors[("a100", "gpuops_mig_config")]
+    assert "a100: gpuops_mig_config: config name" in text
+    # The same name is fine when the collection's mig role applies it (no label).
+    assert plan_cluster({"a100": A100 | (config | {"gpuops_mig_manager": "host"})})
+
+
+def test_plan_writes_the_mig_manager_configmap():
+    """NVIDIA/gpu-operator: the mig-manager reads the mig-parted document from key config.yaml of the ConfigMap
+    migManager.config.name (deployments/gpu-operator values.yaml, assets/state-mig-manager)."""
+    plan = plan_cluster(good_cluster(), {"mig_configmap": "my-mig", "namespace": "gpus"})
+    configmap = plan.mig_parted_configmap
+    assert configmap["kind"] == "ConfigMap"
+    assert configmap["metadata"]["name"] == "my-mig"
+    assert configmap["metadata"]["namespace"] == "gpus"
+    assert configmap["data"] == {"config.yaml": plan.mig_parted_config}
+    files = plan.files(lambda doc: repr(doc), lambda doc: repr(doc))
+    assert set(files) == set(plan_module.FILES)
+    assert "'config.yaml': \"{'version': 'v1'" in files["mig-parted-configmap.yaml"]

@@ -426,7 +426,7 @@ def test_valid_device_plugin_configs(doc):
         (with_entry(replica=4), "resources[0].replica: unknown key (the plugin ignores it); did you mean 'replicas'?"),
         (with_entry(replicas=1), "sharing.timeSlicing.resources[0].replicas: number of replicas must be >= 2, got 1"),
         (with_entry(replicas="4"), "sharing.timeSlicing.resources[0].replicas: must be a whole number"),
-        (with_entry(name="gpu"), "sharing.timeSlicing.resources[0].name: resource name must start with 'nvidia.com/'"),
+        (with_entry(name="example.com/gpu"), "resources[0].name: 'example.com/gpu' is not a DNS subdomain"),
         (with_entry(name="nvidia.com/gpu_0"), "sharing.timeSlicing.resources[0].name: 'gpu_0' is not a DNS subdomain"),
         (with_entry(name="nvidia.com/" + "a" * 53), "must be 63 characters or less (64)"),
         (with_entry(rename="nvidia.com/shared-gpu"), "resources[0].rename: the plugin ignores custom names"),
@@ -471,3 +471,70 @@ def test_mps_limit_is_16_before_volta():
         "sharing.mps.resources[0].replicas: must be <= 16 (the most clients an MPS server serves per device), got 17"
     ]
     assert lint_device_plugin_config(mps(48), compute_capability="7.0") == []
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        time_sliced(flags={"plugin": {"sharedDevicesAllocationPolicy": "packed"}}),
+        time_sliced(flags={"plugin": {"sharedDevicesAllocationPolicy": "distributed"}}),
+        with_entry(name="gpu"),
+        with_entry(name="gpu", rename="gpu.shared"),
+        time_sliced(sharing={"mps": {"resources": [{"name": "gpu", "replicas": 4}]}}),
+    ],
+)
+def test_linter_accepts_what_plugin_v0_20_accepts(doc):
+    """NVIDIA/k8s-device-plugin v0.20: api/config/v1/flags.go PluginCommandLineFlags has
+    sharedDevicesAllocationPolicy (distributed | packed, checked by cmd/nvidia-device-plugin/main.go
+    validateFlags), and api/config/v1/resources.go NewResourceName reads a name without the
+    nvidia.com/ prefix ("gpu") as nvidia.com/gpu."""
+    assert lint_device_plugin_config(doc) == []
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        (
+            time_sliced(flags={"plugin": {"sharedDevicesAllocationPolicy": "spread"}}),
+            "flags.plugin.sharedDevicesAllocationPolicy: must be one of distributed, packed, got 'spread'",
+        ),
+        (
+            time_sliced(flags={"sharedDevicesAllocationPolicy": "packed"}),
+            "flags.sharedDevicesAllocationPolicy: misplaced key (the plugin ignores it here); it belongs under "
+            "flags.plugin",
+        ),
+        (
+            time_sliced(flags={"restartOnDeviceUnhealthy": True}),
+            "flags.restartOnDeviceUnhealthy: unknown key (the plugin ignores it)",
+        ),
+        (
+            time_sliced(
+                sharing={
+                    "timeSlicing": {
+                        "resources": [{"name": "gpu", "replicas": 2}, {"name": "nvidia.com/gpu", "replicas": 3}]
+                    }
+                }
+            ),
+            "sharing.timeSlicing.resources[1].name: nvidia.com/gpu is listed twice",
+        ),
+        (
+            time_sliced(
+                sharing={
+                    "timeSlicing": {
+                        "resources": [{"name": "nvidia.com/gpu", "replicas": 2}, {"name": "gpu", "replicas": 3}]
+                    }
+                }
+            ),
+            "sharing.timeSlicing.resources[1].name: gpu (nvidia.com/gpu) is listed twice",
+        ),
+        (with_entry(name="g" * 53), "must be 63 characters or less (64)"),
+    ],
+)
+def test_linter_refuses_what_plugin_v0_20_ignores_or_refuses(doc, expected):
+    """NVIDIA/k8s-device-plugin v0.20: api/config/v1/flags.go (the keys of CommandLineFlags and
+    PluginCommandLineFlags), cmd/nvidia-device-plugin/main.go validateFlags ("invalid
+    --shared-devices-allocation-policy option"), api/config/v1/resources.go NewResourceName (the
+    63-character limit applies to the prefixed name)."""
+    problems = lint_device_plugin_config(doc)
+    assert len(problems) == 1, problems
+    assert expected in problems[0], problems
