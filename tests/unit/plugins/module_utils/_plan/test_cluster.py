@@ -488,6 +488,6 @@ def test_plan_writes_the_mig_manager_configmap():
     assert configmap["metadata"]["name"] == "my-mig"
     assert configmap["metadata"]["namespace"] == "gpus"
     assert configmap["data"] == {"config.yaml": plan.mig_parted_config}
-    files = plan.files(lambda doc: repr(doc), lambda doc: repr(doc))
+    files = plan.files(repr, repr)
     assert set(files) == set(plan_module.FILES)
     assert "'config.yaml': \"{'version': 'v1'" in files["mig-parted-configmap.yaml"]
