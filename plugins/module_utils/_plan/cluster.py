@@ -285,10 +285,19 @@ def _unselected_gpus(product, count, mig_config, mig_configs):
     return tuple(index for index in range(count or 0) if not any(entry_selects_gpu(e, index, product) for e in entries))
 
 
-def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, invalid_configs):
-    """A _NodeResult, or a list of (variable, message)."""
+def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, invalid_configs, layout_cache):
+    """A _NodeResult, or a list of (variable, message).
+
+    LAYOUT_CACHE keeps the MIG layouts per (product, count, config): nodes that differ only in sharing share them.
+    """
     problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(time_slicing)]
-    layouts, layout_problems = _mig_layouts(product, count or 0, mig_config, mig_configs, invalid_configs)
+    layout_key = (product, count, canonical_json(mig_config))
+    if layout_key not in layout_cache:
+        layout_cache[layout_key] = (
+            _mig_layouts(product, count or 0, mig_config, mig_configs, invalid_configs),
+            _unselected_gpus(product, count, mig_config, mig_configs),
+        )
+    (layouts, layout_problems), unselected = layout_cache[layout_key]
     problems += [("gpuops_mig_config", message) for message in layout_problems]
     if problems or strategy is None or count is None:
         return problems
@@ -305,7 +314,6 @@ def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, 
         return problems
     doc = build_device_plugin_config(strategy, time_slicing, list(resources))
     problems = [("gpuops_time_slicing", f"device plugin config: {p}") for p in lint_device_plugin_config(doc)]
-    unselected = _unselected_gpus(product, count, mig_config, mig_configs)
     return problems or _NodeResult(product, layouts, capacity, doc, unselected)
 
 
@@ -343,12 +351,19 @@ def plan_cluster(nodes, settings=None):
     mig_doc = mig_parted_document(mig_products, user_configs)
     if mig_manager == "host":
         errors.extend(_host_compute_instance_errors(intents, mig_doc["mig-configs"]))
-    results, cache = {}, {}
+    results, cache, layout_cache = {}, {}, {}
     for host, (product, count, mig_config, time_slicing) in intents.items():
         key = (product, count, canonical_json(mig_config), canonical_json(time_slicing))
         if key not in cache:
             cache[key] = _plan_node(
-                product, count, mig_config, time_slicing, strategy, mig_doc["mig-configs"], invalid_configs
+                product,
+                count,
+                mig_config,
+                time_slicing,
+                strategy,
+                mig_doc["mig-configs"],
+                invalid_configs,
+                layout_cache,
             )
         result = cache[key]
         if isinstance(result, list):
