@@ -425,7 +425,7 @@ def _reset_pending(smi, plans, document, config_name, outcome):
         ) from exc
     for position, plan in pending:
         index, report = plan.gpu.index, outcome.gpus[position]
-        users = [f"pid {b['pid']} {b['name']}" for b in busy if b["gpu"] == index]
+        users = [_process_text(b) for b in busy if b["gpu"] == index]
         if users:
             report["reset"], report["reset_reason"] = "skipped", "compute processes use the GPU: " + ", ".join(users)
             continue
@@ -459,8 +459,12 @@ def _reset_pending(smi, plans, document, config_name, outcome):
         outcome.gpus[position] = final
 
 
+def _process_text(process):
+    return f"pid {process['pid']} {process['name']}"
+
+
 def _busy_text(outcome):
-    return ", ".join(f"GPU {b['gpu']}: pid {b['pid']} {b['name']}" for b in outcome.busy_processes)
+    return ", ".join(f"GPU {b['gpu']}: {_process_text(b)}" for b in outcome.busy_processes)
 
 
 def reconcile(run, binary, document, config_name, check_mode=False):

@@ -35,11 +35,11 @@ class IntentError:
         return f"{self.host}: {self.variable}: {self.message}"
 
 
-def hosts_text(hosts):
-    """The first ten hosts, then how many more: "a, b, ... and 990 more hosts"."""
-    shown = ", ".join(hosts[:HOSTS_SHOWN])
-    if len(hosts) > HOSTS_SHOWN:
-        shown += f" and {len(hosts) - HOSTS_SHOWN} more hosts"
+def hosts_text(hosts, limit=HOSTS_SHOWN):
+    """The first LIMIT hosts (ten by default), then how many more: "a, b, ... and 990 more hosts"."""
+    shown = ", ".join(hosts[:limit])
+    if len(hosts) > limit:
+        shown += f" and {len(hosts) - limit} more hosts"
     return shown
 
 

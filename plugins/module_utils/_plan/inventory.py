@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import difflib
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import hosts_text
+
 # The groups of the inventory contract (README, docs/plan.md).
 CONTRACT_GROUPS = ("gpu_nodes", "rke2_servers", "rke2_agents")
 
@@ -27,18 +29,13 @@ RUN_VARIABLES = (
 )
 
 _NAME_CUTOFF = 0.8
+# Warnings are one line each: fewer hosts named than in errors.
 _HOSTS_SHOWN = 5
 
 
 def _closest(name, candidates):
     close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=_NAME_CUTOFF)
     return close[0] if close else None
-
-
-def _hosts_text(hosts):
-    shown = ", ".join(hosts[:_HOSTS_SHOWN])
-    more = len(hosts) - _HOSTS_SHOWN
-    return shown + (f" and {more} more hosts" if more > 0 else "")
 
 
 def unknown_variable_warnings(names_by_host, known_by_prefix):
@@ -61,7 +58,8 @@ def unknown_variable_warnings(names_by_host, known_by_prefix):
         guess = _closest(name, every_known)
         hint = f"did you mean {guess}?" if guess else "see the README's inventory contract and the roles' docs"
         warnings.append(
-            f"{name} (set for {_hosts_text(unknown[name])}) is not a variable of gpuops.cluster and is ignored; {hint}"
+            f"{name} (set for {hosts_text(unknown[name], _HOSTS_SHOWN)}) is not a variable of gpuops.cluster "
+            f"and is ignored; {hint}"
         )
     return warnings
 
