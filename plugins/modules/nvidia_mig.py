@@ -15,17 +15,24 @@ description:
   - Brings the MIG mode and the GPU and compute instances of every GPU to what one named config
     of a mig-parted v1 document asks for (the format NVIDIA mig-parted and the GPU Operator's
     mig-manager read), C(devices) and C(device-filter) included. GPUs that no entry selects are
-    left alone. As mig-parted, C(device-filter) is compared with the PCI device id each GPU reports;
+    left alone. As mig-parted, C(device-filter) is compared with the PCI device id each GPU reports,
+    and a filter with a subsystem id (C(0x20B210DE:0x147F10DE)) with its subsystem id too;
     C(devices) naming a GPU index the host does not have fails before any change.
   - Config names built into the collection for the detected product (C(all-disabled),
     C(all-enabled), C(all-1g.10gb), ..., C(all-balanced)) work without a document; a config of
     the same name in O(config) or O(config_file) overrides the built-in one.
   - A GPU is converged when its MIG mode is the wanted one and it has the wanted profiles at the
-    planned placements, each with one compute instance spanning it. Then nothing but queries run.
+    planned placements, each holding exactly the compute instances planned for it (one spanning it, or
+    for compute-instance profiles such as C(1c.3g.40gb) those of that GPU-instance profile it shares,
+    as mig-parted packs them into the fewest GPU instances). Then nothing but queries run.
   - Otherwise, after validating everything (document, layout placeable on the detected product,
     no compute process on a GPU that changes), it removes the instances that are not wanted, sets
     the MIG mode, and creates the missing instances with C(nvidia-smi mig -cgi PROFILE:START,... -C)
-    at placements the planner proved valid, one GPU at a time, and verifies each GPU afterwards.
+    at placements the planner proved valid, one GPU at a time, and verifies each GPU afterwards. A
+    compute-instance profile becomes, as in mig-parted, a compute instance of NVML's profile id for its
+    size in a GPU instance it shares with the others of that GPU-instance profile that fit; first the GPU
+    instance (C(nvidia-smi mig -cgi PROFILE:START) without C(-C)), then all its compute instances in one
+    call (C(nvidia-smi mig -gi GI -cci ID,ID,...)).
   - When a change fails half-way, the GPU is put back to the layout it had; when that fails too,
     the module reports the exact state the GPU is in. Errors carry the command, rc, stdout and stderr.
   - The module does not stop services. Free the GPUs first (the C(gpuops.cluster.mig) role drains
@@ -69,10 +76,11 @@ attributes:
     platforms: posix
     description: Linux hosts with the NVIDIA driver and MIG-capable GPUs.
 notes:
-  - Compute-instance profiles such as C(1c.3g.40gb) (the module gives each GPU instance one full compute
-    instance) and a C(device-filter) with a subsystem id (C(0x20B210DE:0x147F10DE)) that could select a
-    GPU (the module does not read subsystem ids) are not supported yet and are refused before any change,
-    naming the GPU. The GPU Operator's mig-manager applies both.
+  - A compute-instance profile whose compute instance does not fit its GPU instance (C(4c.3g.40gb)), and
+    a C(device-filter) with a subsystem id that could select a GPU whose nvidia-smi reports no subsystem
+    id, are refused before any change, naming the GPU and what is valid.
+  - In RV(planned_commands) the id of a GPU instance the run creates for a compute-instance profile is
+    shown as C(<GI@START:SIZE>), since the driver assigns it.
   - MIG instances do not survive a reboot; the C(gpuops.cluster.mig) role installs a unit that
     re-creates them at boot with the same code.
   - When a MIG mode change stays pending (GPU clients still attached, or GPU passthrough), the module
@@ -156,6 +164,16 @@ gpus:
           - {profile: 3g.40gb, placement: "0:4"}
           - {profile: 2g.20gb, placement: "4:2"}
           - {profile: 1g.10gb, placement: "6:1"}
+      contains:
+        instances:
+          description:
+            - GPU instances by placement. One that holds anything but one compute instance spanning it also
+              has C(compute_instances) (how many) and C(compute_instance_profiles) (each one's profile).
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - {profile: 3g.40gb, placement: "4:4", compute_instances: 1, compute_instance_profiles: [1c.3g.40gb]}
     note:
       description: Why a GPU was left alone; empty when it is managed.
       type: str

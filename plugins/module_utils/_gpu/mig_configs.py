@@ -169,14 +169,34 @@ def lint_mig_parted_document(doc):
     return errors
 
 
-def entry_selects_gpu(entry, gpu_index, product, device_id=None):
+def _filter_matches(device_filter, device_id, subsystem_id, gpu_index):
+    """mig-parted pkg/types/device.go DeviceID.Matches for one filter and the ids a GPU reported.
+
+    A filter without a subsystem id compares the device id only; one with a subsystem id
+    ("0x20B210DE:0x147F10DE") must match both. MigLayoutError when it needs the subsystem id and the
+    GPU did not report one (nvidia-smi printed N/A): refused rather than guessed.
+    """
+    device, _colon, subsystem = device_filter.partition(":")
+    if normalize_device_id(device) != normalize_device_id(device_id):
+        return False
+    if not subsystem:
+        return True
+    if subsystem_id is None:
+        raise MigLayoutError(
+            f"device-filter {device_filter} names a subsystem id, and nvidia-smi reported none for GPU {gpu_index} "
+            f"(PCI {device_id}, pci.sub_device_id N/A); valid: the device id alone ({device_id})"
+        )
+    return normalize_device_id(subsystem) == normalize_device_id(subsystem_id)
+
+
+def entry_selects_gpu(entry, gpu_index, product, device_id=None, subsystem_id=None):
     """True when a mig-parted entry's devices and device-filter select this GPU.
 
     As mig-parted (api/spec/v1/helpers.go MatchesDeviceFilter, MatchesDevices), the filter is matched
-    against the PCI device id the GPU reports (``device_id``, from nvidia-smi); without one (the offline
-    plan), against every id the catalog lists for the product. A filter with a subsystem id
-    ("0x20B210DE:0x147F10DE") is compared by its device id in the plan, which cannot know the
-    subsystem, and refused on a host (MigLayoutError), whose query does not read it.
+    against the PCI ids the GPU reports (``device_id`` and ``subsystem_id``, from nvidia-smi), as
+    DeviceID.Matches does (:func:`_filter_matches`). Without a reported id (the offline plan), it is
+    matched against every id the catalog lists for the product, by the device id alone: the plan
+    cannot know a GPU's subsystem id.
     """
     devices = entry.get("devices", "all")
     if devices != "all" and gpu_index not in devices:
@@ -185,31 +205,30 @@ def entry_selects_gpu(entry, gpu_index, product, device_id=None):
         return True
     filters = entry["device-filter"]
     filters = [filters] if isinstance(filters, str) else filters
-    reported = {normalize_device_id(device_id)} if device_id else set(product.pci_device_ids)
-    matched = [f for f in filters if normalize_device_id(f.partition(":")[0]) in reported]
-    if device_id and matched and all(":" in f for f in matched):
-        # DeviceID.Matches (mig-parted pkg/types/device.go) also compares the subsystem id, which the
-        # host query does not read: refuse rather than guess (the plan has no reported id and assumes a match).
-        raise MigLayoutError(
-            f"device-filter {', '.join(matched)} names a subsystem id, which the nvidia_mig module cannot read "
-            f"yet for GPU {gpu_index} (PCI {device_id}); valid: the device id alone ({device_id}), or the GPU "
-            "Operator's mig-manager (gpuops_mig_manager: operator)"
-        )
-    return bool(matched)
+    if not device_id:
+        return any(normalize_device_id(f.partition(":")[0]) in product.pci_device_ids for f in filters)
+    # Filters without a subsystem id first: one of them matching needs no subsystem id at all.
+    ordered = sorted(filters, key=lambda f: ":" in f)
+    return any(_filter_matches(f, device_id, subsystem_id, gpu_index) for f in ordered)
 
 
-def gpu_layout(entries, gpu_index, product, device_id=None):
+def gpu_layout(entries, gpu_index, product, device_id=None, subsystem_id=None):
     """(mig_enabled, mig_devices) of the one entry that selects this GPU; MigLayoutError otherwise."""
-    chosen = [index for index, entry in enumerate(entries) if entry_selects_gpu(entry, gpu_index, product, device_id)]
+    chosen = [
+        index
+        for index, entry in enumerate(entries)
+        if entry_selects_gpu(entry, gpu_index, product, device_id, subsystem_id)
+    ]
     if len(chosen) != 1:
         how_many = (
             "no entry of the MIG config selects"
             if not chosen
             else (f"entries {', '.join(map(str, chosen))} of the MIG config select")
         )
+        reported = f"{device_id}:{subsystem_id}" if device_id and subsystem_id else device_id
         raise MigLayoutError(
             f"{how_many} GPU {gpu_index} ({product.name}, PCI "
-            f"{device_id or ', '.join(product.pci_device_ids)}); valid: exactly one entry whose devices and "
+            f"{reported or ', '.join(product.pci_device_ids)}); valid: exactly one entry whose devices and "
             "device-filter match it"
         )
     entry = entries[chosen[0]]

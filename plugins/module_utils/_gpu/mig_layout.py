@@ -21,10 +21,18 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import 
 
 @dataclass(frozen=True)
 class PlacedInstance:
-    """A GPU instance the plan creates: a catalog profile at a memory-slice start."""
+    """A GPU instance the plan creates: a catalog profile at a memory-slice start, holding one whole-GI
+    compute instance (``ci_slices`` empty) or the compute instances of ``ci_slices`` ("1c.3g.40gb": 1)."""
 
     profile: object  # GiProfile
     start: int
+    ci_slices: tuple = ()  # compute slices of each compute instance, largest first
+
+    @property
+    def devices(self):
+        """The MigDeviceProfile of each MIG device (compute instance) in it."""
+        slices = self.ci_slices or (self.profile.compute_slices,)
+        return tuple(MigDeviceProfile(self.profile, c) for c in slices)
 
     @property
     def size(self):
@@ -34,12 +42,17 @@ class PlacedInstance:
 # mig-parted's profile syntax (go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile): an optional
 # compute-instance part "Nc.", then "Ng.Mgb", then "+attributes" (or the RTX PRO "-me").
 _CI_PROFILE = re.compile(r"(?P<ci>\d+)c\.(?P<gi>\d+g\.\d+gb(?:[+-].*)?)")
+# NVML's compute-instance profile id per slice count (NVML_COMPUTE_INSTANCE_PROFILE_<N>_SLICE), the one
+# mig-parted creates for "Nc." (pkg/types/mig_profile.go ParseMigProfile; no other slice count parses).
+# `nvidia-smi mig -lcip` prints them: 1c.3g.40gb ID 0, 2c.3g.40gb ID 1, 3g.40gb ID 2
+# (a100-80gb-pcie/mig-lcip-gi1.txt; a100-sxm4-40gb/mig-lcip-gi1-nvidia-guide.txt, 1c/2c.3g.20gb).
+CI_PROFILE_IDS = {1: 0, 2: 1, 3: 2, 4: 3, 7: 4, 8: 5, 6: 6}
 
 
 @dataclass(frozen=True)
 class MigDeviceProfile:
-    """The MIG device a mig-devices name creates: a GPU instance and the one compute instance mig-parted
-    creates in it. "1c.3g.40gb" is a 3g.40gb GPU instance with a 1-slice compute instance
+    """The MIG device a mig-devices name creates: a compute instance in a GPU instance of its profile.
+    "1c.3g.40gb" is a 1-slice compute instance in a 3g.40gb GPU instance, which it may share with others
     (go-nvlib pkg/nvlib/device/mig_profile.go, MigProfileInfo.String: "Cc.Gg.Mgb" when C != G)."""
 
     gi: object  # GiProfile
@@ -69,6 +82,16 @@ class MigDeviceProfile:
     def is_compute_instance_profile(self):
         return self.ci_slices != self.gi.compute_slices
 
+    @property
+    def ci_profile_id(self):
+        """The ``-cci`` profile id of its compute instance (a whole-GI one is what ``-cgi ... -C`` creates)."""
+        return CI_PROFILE_IDS[self.ci_slices]
+
+
+def compute_instance_names(gi):
+    """The mig-devices names of the one-CI MIG devices a GPU-instance profile can hold, smallest first."""
+    return [f"{c}c.{gi.name}" for c in sorted(CI_PROFILE_IDS) if c < gi.compute_slices] + [gi.name]
+
 
 def mig_device_profile(product, name):
     """The MigDeviceProfile of a mig-devices NAME on PRODUCT ("3g.40gb", "1c.3g.40gb"), or None when the
@@ -80,18 +103,9 @@ def mig_device_profile(product, name):
     if gi is None:
         return None
     ci_slices = int(match.group("ci")) if match else gi.compute_slices
-    if not 1 <= ci_slices <= gi.compute_slices:
+    if not 1 <= ci_slices <= gi.compute_slices or ci_slices not in CI_PROFILE_IDS:
         return None
     return MigDeviceProfile(gi, ci_slices)
-
-
-def compute_instance_profiles(mig_devices):
-    """The names in MIG_DEVICES (with a count > 0) that ask for a compute-instance profile ("1c.3g.40gb")."""
-    return [
-        name
-        for name, count in (mig_devices or {}).items()
-        if isinstance(name, str) and _CI_PROFILE.fullmatch(name) and count
-    ]
 
 
 def describe_mig_devices(counts):
@@ -100,7 +114,8 @@ def describe_mig_devices(counts):
 
 
 def _check_request(product, mig_devices):
-    """Validated ((profile, count), ...) with count > 0, in the catalog's profile order."""
+    """Validated ((profile, GPU instances), ...) with a count > 0, in the catalog's profile order, and
+    {profile name: the CI slices of each of its GPU instances (_pack)}."""
     if not isinstance(mig_devices, dict):
         raise MigLayoutError(f"mig-devices must be a mapping of profile name to count, got {mig_devices!r}")
     for name, count in mig_devices.items():
@@ -110,26 +125,41 @@ def _check_request(product, mig_devices):
     if product.mig is None:
         if wanted:
             raise MigLayoutError(f"{product.name} does not support MIG; valid: mig-enabled false without mig-devices")
-        return ()
+        return (), {}
     valid = ", ".join(profile.name for profile in product.mig.profiles)
     by_gi = {}
     for name, count in wanted.items():
         device = mig_device_profile(product, name)
-        if device is None and _CI_PROFILE.fullmatch(name):
+        match = _CI_PROFILE.fullmatch(name)
+        gi = product.mig.profile(match.group("gi")) if match else None
+        if device is None and gi is not None:
+            raise MigLayoutError(
+                f"unknown profile {name} for {product.name}: its GPU instance {gi.name} ({gi.compute_slices} compute "
+                f"slices) holds no {match.group('ci')}-slice compute instance; valid: "
+                f"{', '.join(compute_instance_names(gi))}"
+            )
+        if device is None and match:
             raise MigLayoutError(
                 f"unknown profile {name} for {product.name}; valid: Cc.<profile>, C from 1 to the compute slices "
                 f"of <profile>, one of {valid}"
             )
         if device is None:
             raise MigLayoutError(f"unknown profile {name} for {product.name}; valid: {valid}")
-        # A compute-instance profile takes a whole GPU instance of its GI profile (one CI in it).
-        by_gi[device.gi.name] = by_gi.get(device.gi.name, 0) + count
-    request = tuple((p, by_gi[p.name]) for p in product.mig.profiles if p.name in by_gi)
+        by_gi.setdefault(device.gi.name, []).extend([device.ci_slices] * count)
+    groups = {name: _pack(product.mig.profile(name).compute_slices, slices) for name, slices in by_gi.items()}
+    request = tuple((p, len(groups[p.name])) for p in product.mig.profiles if p.name in groups)
     for profile, count in request:
         if count > profile.max_instances:
+            shared = [(n, c) for n, c in wanted.items() if mig_device_profile(product, n).gi is profile]
+            detail = (
+                f" ({describe_mig_devices(shared)} take {count} GPU instances of {profile.compute_slices} compute "
+                "slices)"
+                if any(mig_device_profile(product, n).is_compute_instance_profile for n, _c in shared)
+                else ""
+            )
             raise MigLayoutError(
                 f"profile {profile.name}: {count} instances requested, at most {profile.max_instances} fit on "
-                f"{product.name}"
+                f"{product.name}{detail}"
             )
     media = [p.name for p, _count in request if p.media_extensions]
     if len(media) > 1:
@@ -138,7 +168,30 @@ def _check_request(product, mig_devices):
         raise MigLayoutError(
             f"profiles {' and '.join(media)} both take the media extensions of {product.name}; valid: one +me instance"
         )
-    return request
+    return request, groups
+
+
+def _pack(gi_slices, ci_slices):
+    """The compute instances of one GI profile grouped into the fewest GPU instances: tuples of CI slices,
+    largest first, () for a GI holding one whole-GI CI.
+
+    mig-parted (pkg/mig/config/config.go SetMigConfig) creates each MIG device as a further CI in the last
+    GI when that GI has the same profile and the CI still fits, else in a new GI, and tries every ordering
+    (iteratePermutationsUntilSuccess): any grouping whose CIs fit their GIs can come out. Fewer GIs never
+    place worse, so the plan takes the fewest; first-fit decreasing finds them for every catalog profile:
+    only 2g and 3g profiles allow several GIs (CIs of 1 and 2 slices: FFD is optimal), and a single GI of
+    4g or 7g holds all its CIs exactly when their slices sum to at most G, which FFD packs into one. The
+    placements of CIs inside a GI are not modelled (the catalog has none): mig-parted may fail there too.
+    """
+    bins = []
+    for size in sorted(ci_slices, reverse=True):
+        group = next((b for b in bins if sum(b) + size <= gi_slices), None)
+        if group is None:
+            bins.append([size])
+        else:
+            group.append(size)
+    # A whole-GI CI fills its GI alone: () keeps those instances as plans without CI profiles had them.
+    return sorted((() if b == [gi_slices] else tuple(b) for b in bins), key=lambda b: (bool(b), [-c for c in b]))
 
 
 def _place(instances, memory_slices):
@@ -190,14 +243,18 @@ def _best_placeable_subset(request, memory_slices):
 
 @functools.lru_cache(maxsize=4096)
 def _plan_cached(product, request_items):
-    request = tuple((product.mig.profile(name), count) for name, count in request_items)
+    """REQUEST_ITEMS: ((GI profile name, (CI slices of each of its GIs, ...)), ...)."""
+    groups = {name: list(gi_groups) for name, gi_groups in request_items}
+    request = tuple((product.mig.profile(name), len(gi_groups)) for name, gi_groups in request_items)
     request = tuple(sorted(request, key=lambda item: (-item[0].memory_slices, -item[0].compute_slices)))
     mig = product.mig
     instances = _largest_first(request)
     starts = _place(instances, mig.memory_slices)
     if starts is not None:
+        # The instances of one profile take its groups in order: whole-GI ones at the lowest starts.
+        ci_slices = [groups[profile.name].pop(0) for profile in instances]
         # _place returns one start per instance. map, unlike zip(strict=), also runs on Python 3.9 targets.
-        return tuple(map(PlacedInstance, instances, starts)), None
+        return tuple(map(PlacedInstance, instances, starts, ci_slices)), None
     shown = describe_mig_devices((p.name, n) for p, n in request)
     compute = sum(p.compute_slices * n for p, n in request)
     memory = sum(p.memory_slices * n for p, n in request)
@@ -222,11 +279,13 @@ def _plan_cached(product, request_items):
 
 
 def plan_layout(product, mig_devices):
-    """One valid creation order (largest first) with placements, or MigLayoutError."""
-    request = _check_request(product, mig_devices)
+    """One valid creation order (largest first) of GPU instances with placements, each with the compute
+    instances it holds (MIG devices of one GI profile share GIs as mig-parted creates them), or MigLayoutError.
+    """
+    request, groups = _check_request(product, mig_devices)
     if not request:
         return ()
-    plan, error = _plan_cached(product, tuple((p.name, n) for p, n in request))
+    plan, error = _plan_cached(product, tuple((p.name, tuple(groups[p.name])) for p, _n in request))
     if error:
         raise MigLayoutError(error)
     return plan

@@ -20,6 +20,8 @@ QUERY_GPU_FIELDS = (
     "driver_version",
     "mig.mode.current",
     "mig.mode.pending",
+    # "0x147F10DE": mig-parted's device-filter "<device>:<subsystem>" compares it (pkg/types/device.go).
+    "pci.sub_device_id",
 )
 QUERY_COMPUTE_APPS_FIELDS = ("gpu_uuid", "pid", "process_name", "used_memory")
 

@@ -32,12 +32,17 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
     lint_mig_parted_document,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
-    compute_instance_profiles,
+    PlacedInstance,
     plan_layout,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._host import commands
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, MigReconcileError
-from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import DISABLED, ENABLED, GpuState
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import (
+    DISABLED,
+    ENABLED,
+    GpuState,
+    describe_instance,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.parsers import (
     parse_gpu_reset,
     parse_mig_change,
@@ -47,14 +52,58 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._host.runner import
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.state import read_host
 
 
+@dataclass(frozen=True)
+class PlacedDevice:
+    """A GPU instance as mig-parted creates it (pkg/mig/config/config.go SetMigConfig): its G profile at a
+    planned placement, holding one whole-GI compute instance or the compute instances of the MIG devices
+    of that profile that share it ("1c.3g.40gb" x3: one 3g.40gb GI, three 1-slice CIs)."""
+
+    placed: PlacedInstance
+
+    @property
+    def key(self):
+        return (self.placed.profile.name, self.placed.start)
+
+    @property
+    def whole(self):
+        """One CI spans the GI ("3g.40gb"): what ``-cgi ... -C`` creates; else ``-cci`` ones ("1c.3g.40gb")."""
+        return not self.placed.ci_slices
+
+    @property
+    def ci_profile_ids(self):
+        return tuple(d.ci_profile_id for d in self.placed.devices)
+
+    @property
+    def shape(self):
+        return _group_shape(self.placed)
+
+    def describe(self):
+        placed = self.placed
+        return describe_instance(
+            placed.profile.name, placed.start, placed.size, None if self.whole else [d.name for d in placed.devices]
+        )
+
+
+def _group_shape(placed):
+    """What a planned GPU instance holds: one whole-GI CI, or its CI profile ids."""
+    if not placed.ci_slices:
+        return (True, ())
+    return (False, tuple(sorted(d.ci_profile_id for d in placed.devices)))
+
+
+def _shape(instance):
+    """What a GpuInstance holds, comparable with PlacedDevice.shape: one whole-GI CI, or its CI profile ids."""
+    return (True, ()) if instance.full_ci else (False, tuple(sorted(instance.ci_profile_ids)))
+
+
 @dataclass
 class GpuPlan:
     gpu: GpuState
     product: object = None  # catalog Product, None when unknown
     wanted_enabled: bool | None = None  # None: no config entry selects this GPU, leave it alone
-    wanted: tuple = ()  # PlacedInstance, in the planner's creation order
+    wanted: tuple = ()  # PlacedDevice: the instances kept, then those created in the planner's order
     destroy: tuple = ()  # GpuInstance
-    create: tuple = ()  # PlacedInstance
+    create: tuple = ()  # PlacedDevice
     set_mode: bool | None = None
     awaiting_reset: bool = False  # the wanted mode is pending already: only a reset/reboot helps
     note: str = ""
@@ -78,7 +127,7 @@ class GpuPlan:
                 "mig_pending": ENABLED if self.wanted_enabled else DISABLED,
                 "instances": kept,
             }
-        instances = [{"profile": p.profile.name, "placement": f"{p.start}:{p.size}"} for p in self.wanted]
+        instances = [d.describe() for d in self.wanted]
         return {
             "mig_enabled": self.wanted_enabled,
             "mig_pending": None,
@@ -135,21 +184,46 @@ def busy_processes(smi, gpus):
 
 def _selected(entries, gpu, product):
     """True when at least one entry selects the GPU (mig-parted leaves unselected GPUs alone)."""
-    return any(entry_selects_gpu(entry, gpu.index, product, gpu.pci_device_id) for entry in entries)
+    return any(
+        entry_selects_gpu(entry, gpu.index, product, gpu.pci_device_id, gpu.pci_subsystem_id) for entry in entries
+    )
 
 
-def _match(current, wanted):
-    """Split into (keep, destroy, create): current instances with a full CI at a wanted placement stay."""
-    remaining = list(wanted)
-    keep, destroy = [], []
+def _match(current, placed):
+    """Split into (wanted, destroy, create), ``wanted`` the PlacedDevices kept then those created.
+
+    A current GPU instance stays when it is at a planned placement and holds exactly the compute
+    instances of one planned GPU instance of its profile (one whole-GI CI, or e.g. three "1c.3g.40gb"
+    CIs); mig-parted counts a GPU's MIG devices per CI profile the same way (config.go GetMigConfig).
+    Planned GIs of one profile are interchangeable, so the placements left get the CI groups left.
+    """
+    places = list(placed)
+    groups = [(p.profile.name, p.ci_slices) for p in placed]
+    kept, destroy = [], []
     for instance in current:
-        twin = next((p for p in remaining if (p.profile.name, p.start) == instance.key), None)
-        if twin is not None and instance.full_ci:
-            remaining.remove(twin)
-            keep.append(instance)
+        place = next((p for p in places if (p.profile.name, p.start) == instance.key), None)
+        group = next(
+            (
+                g
+                for g in groups
+                if place is not None
+                and g[0] == instance.profile_name
+                and _group_shape(PlacedInstance(place.profile, place.start, g[1])) == _shape(instance)
+            ),
+            None,
+        )
+        if group is not None:
+            places.remove(place)
+            groups.remove(group)
+            kept.append(PlacedDevice(PlacedInstance(place.profile, place.start, group[1])))
         else:
             destroy.append(instance)
-    return tuple(keep), tuple(destroy), tuple(remaining)
+    create = []
+    for place in places:
+        group = next(g for g in groups if g[0] == place.profile.name)
+        groups.remove(group)
+        create.append(PlacedDevice(PlacedInstance(place.profile, place.start, group[1])))
+    return tuple(kept + create), tuple(destroy), tuple(create)
 
 
 def _mode_step(gpu, want):
@@ -176,31 +250,23 @@ def plan_gpu(gpu, document, config_name):
         if not _selected(entries, gpu, product):
             plan.note = f"{label}: no entry of config {config_name} selects it: left alone"
             return plan
-        enabled, devices = gpu_layout(entries, gpu.index, product, gpu.pci_device_id)
+        enabled, devices = gpu_layout(entries, gpu.index, product, gpu.pci_device_id, gpu.pci_subsystem_id)
         if enabled and gpu.mig_mode_current is None:
             raise MigLayoutError(f"nvidia-smi reports no MIG mode; valid: mig-enabled false for {product.name}")
-        ci_profiles = compute_instance_profiles(devices) if enabled else []
-        if ci_profiles:
-            # mig-parted creates "1c.3g.40gb" as a GI with a smaller CI; this module only creates GIs with one
-            # full CI (-cgi ... -C), so it refuses them before any change rather than create something else.
-            raise MigLayoutError(
-                f"compute-instance profiles are not supported by this module yet: {', '.join(sorted(ci_profiles))}; "
-                "valid: GPU-instance profiles such as 3g.40gb, or gpuops_mig_manager operator (the GPU Operator's "
-                "mig-manager creates them)"
-            )
-        wanted = plan_layout(product, devices) if enabled else ()
+        # plan_layout validates every name (a "1c.3g.40gb" CI must fit its GI) and groups the CIs into GIs.
+        placed = plan_layout(product, devices) if enabled else ()
     except MigLayoutError as exc:
         raise MigLayoutError(f"{label}: {exc}") from exc
-    plan.wanted_enabled, plan.wanted = enabled, wanted
+    plan.wanted_enabled = enabled
+    if enabled:
+        plan.wanted, plan.destroy, plan.create = _match(gpu.instances, placed)
     if gpu.mig_mode_current is None:
         return plan
     plan.set_mode, plan.awaiting_reset = _mode_step(gpu, ENABLED if enabled else DISABLED)
-    if enabled:
-        plan.destroy, plan.create = _match(gpu.instances, wanted)[1:]
-        if plan.awaiting_reset:
-            plan.create = ()  # instances can only be created once the pending mode is effective
-    else:
+    if not enabled:
         plan.destroy = gpu.instances
+    elif plan.awaiting_reset:
+        plan.create = ()  # instances can only be created once the pending mode is effective
     return plan
 
 
@@ -255,11 +321,48 @@ def destroy_args(gpu_index, instances, all_instances):
     return [*dci, commands.destroy_gpu_instances_args(gpu_index, [i.instance_id for i in instances])]
 
 
-def create_args(gpu_index, placed):
-    """One -cgi call with explicit placements in the planner's order, -C for the default CIs."""
-    if not placed:
-        return []
-    return [commands.create_gpu_instances_args(gpu_index, [(p.profile.profile_id, p.start) for p in placed])]
+def new_gpu_instance_placeholder(placed):
+    """Stands for the id of a GPU instance not created yet in planned_commands: the driver assigns it."""
+    return f"<GI@{placed.start}:{placed.size}>"
+
+
+def create_args(gpu_index, devices):
+    """The creating argv lists, as planned: one -cgi with explicit placements in the planner's order and -C
+    for the GPU instances of one whole-GI CI; then for each GPU instance of compute-instance profiles
+    ("1c.3g.40gb" x3), as mig-parted creates it (the GPU instance, then its CIs), -cgi without -C and one
+    -cci with all its CIs, largest first."""
+    whole = [(d.placed.profile.profile_id, d.placed.start) for d in devices if d.whole]
+    argvs = [commands.create_gpu_instances_args(gpu_index, whole)] if whole else []
+    for device in (d for d in devices if not d.whole):
+        placed = device.placed
+        argvs += [
+            commands.create_gpu_instances_args(gpu_index, [(placed.profile.profile_id, placed.start)], False),
+            commands.create_compute_instances_args(
+                gpu_index, new_gpu_instance_placeholder(placed), device.ci_profile_ids
+            ),
+        ]
+    return argvs
+
+
+def _create_gi_with_cis(smi, gpu_index, profile_id, start, ci_profile_ids):
+    """-cgi P:START without -C, then -cci in the GPU instance nvidia-smi says it created."""
+    out = smi.change(commands.create_gpu_instances_args(gpu_index, [(profile_id, start)], False))
+    created = parse_mig_change(out).created_gpu_instances
+    if len(created) != 1:
+        call = smi.calls[-1]
+        raise CommandFailed(call["cmd"], call["rc"], out, "", "no created GPU instance id in the output")
+    if ci_profile_ids:
+        smi.change(commands.create_compute_instances_args(gpu_index, created[0].instance_id, ci_profile_ids))
+
+
+def create_instances(smi, gpu_index, devices):
+    """Run what :func:`create_args` plans, with the ids of the new GPU instances for -cci."""
+    whole = [(d.placed.profile.profile_id, d.placed.start) for d in devices if d.whole]
+    if whole:
+        smi.change(commands.create_gpu_instances_args(gpu_index, whole))
+    for device in (d for d in devices if not d.whole):
+        profile = device.placed.profile
+        _create_gi_with_cis(smi, gpu_index, profile.profile_id, device.placed.start, device.ci_profile_ids)
 
 
 def planned_commands(plan):
@@ -276,8 +379,8 @@ def _same_layout(state, plan):
     want = ENABLED if plan.wanted_enabled else DISABLED
     if state.mig_mode_current != want:
         return False
-    current = sorted((i.key, i.full_ci) for i in state.instances)
-    return current == sorted(((p.profile.name, p.start), True) for p in plan.wanted)
+    current = sorted((i.key, _shape(i)) for i in state.instances)
+    return current == sorted((d.key, d.shape) for d in plan.wanted)
 
 
 def apply_plan(smi, plan):
@@ -293,8 +396,7 @@ def apply_plan(smi, plan):
     if plan.awaiting_reset:
         (now,) = read_state(smi, index)
         return now, True
-    for args in create_args(index, plan.create):
-        smi.change(args)
+    create_instances(smi, index, plan.create)
     (now,) = read_state(smi, index)
     if not _same_layout(now, plan):
         raise CommandFailed([], 0, "", "", f"GPU {index} does not have the wanted layout afterwards: {now.layout()}")
@@ -304,8 +406,8 @@ def apply_plan(smi, plan):
 def _restore(smi, previous):
     """Put one GPU back to ``previous`` (GpuState recorded before any change)."""
     (now,) = read_state(smi, previous.index)
-    wanted_keys = [(i.key, i.full_ci) for i in previous.instances]
-    extra = [i for i in now.instances if (i.key, i.full_ci) not in wanted_keys]
+    wanted_keys = [(i.key, _shape(i)) for i in previous.instances]
+    extra = [i for i in now.instances if (i.key, _shape(i)) not in wanted_keys]
     for args in destroy_args(previous.index, extra, now.instances):
         smi.change(args)
     if now.mig_mode_current != previous.mig_mode_current and previous.mig_mode_current is not None:
@@ -313,22 +415,15 @@ def _restore(smi, previous):
         (now,) = read_state(smi, previous.index)
     if now.mig_mode_current != ENABLED:
         return
-    present = [(i.key, i.full_ci) for i in now.instances]
-    missing = [i for i in previous.instances if (i.key, i.full_ci) not in present]
+    present = [(i.key, _shape(i)) for i in now.instances]
+    missing = [i for i in previous.instances if (i.key, _shape(i)) not in present]
     full = [i for i in missing if i.full_ci]
     if full:
         smi.change(
             commands.create_gpu_instances_args(previous.index, [(i.profile_id, i.placement_start) for i in full])
         )
     for instance in (i for i in missing if not i.full_ci):
-        out = smi.change(
-            commands.create_gpu_instances_args(previous.index, [(instance.profile_id, instance.placement_start)], False)
-        )
-        created = parse_mig_change(out).created_gpu_instances
-        if created and instance.ci_profile_ids:
-            smi.change(
-                commands.create_compute_instances_args(previous.index, created[0].instance_id, instance.ci_profile_ids)
-            )
+        _create_gi_with_cis(smi, previous.index, instance.profile_id, instance.placement_start, instance.ci_profile_ids)
 
 
 def _rollback(smi, previous):

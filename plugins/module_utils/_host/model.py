@@ -58,10 +58,25 @@ class GpuInstance:
         return tuple(ci.profile_id for ci in self.compute_instances)
 
     def describe(self):
-        described = {"profile": self.profile_name, "placement": f"{self.placement_start}:{self.placement_size}"}
-        if not self.full_ci:
-            described["compute_instances"] = len(self.compute_instances)
-        return described
+        return describe_instance(
+            self.profile_name,
+            self.placement_start,
+            self.placement_size,
+            None if self.full_ci else [ci.profile_name for ci in self.compute_instances],
+        )
+
+
+def describe_instance(profile_name, start, size, ci_profiles=None):
+    """A GPU instance for people and for comparing layouts; CI_PROFILES None when it holds one whole-GI CI.
+
+    Otherwise it lists the profile of each compute instance ("1c.3g.40gb"), the same for an instance
+    read from nvidia-smi and one a plan creates, so a check-mode "after" equals a real run's.
+    """
+    described = {"profile": profile_name, "placement": f"{start}:{size}"}
+    if ci_profiles is not None:
+        described["compute_instances"] = len(ci_profiles)
+        described["compute_instance_profiles"] = sorted(ci_profiles)
+    return described
 
 
 @dataclass(frozen=True)
@@ -91,6 +106,7 @@ class GpuState:
     instances: tuple = ()  # GpuInstance
     fabric_state: str | None = None  # NVLink fabric (NVSwitch systems, Hopper and later); None when N/A
     processes: tuple = ()  # ComputeProcess
+    pci_subsystem_id: str | None = None  # "0x147F10DE"; None when nvidia-smi did not report one
 
     @property
     def mig_capable(self):

@@ -125,6 +125,7 @@ def parse_query_gpu(text, fields=QUERY_GPU_FIELDS):
                 driver_version=_value(row.get("driver_version", "")),
                 mig_mode_current=mig_mode(row.get("mig.mode.current", "")),
                 mig_mode_pending=mig_mode(row.get("mig.mode.pending", "")),
+                pci_subsystem_id=_device_id(row.get("pci.sub_device_id", "")),
             )
         )
     return gpus
@@ -173,6 +174,7 @@ class XmlGpu:
     uuid: str | None
     minor_number: int | None
     pci_device_id: str | None
+    pci_subsystem_id: str | None  # <pci_sub_system_id>, e.g. 147F10DE (a100-sxm4-80gb/nvidia-smi-q-x.txt)
     memory_total_mib: int | None
     mig_mode_current: str | None
     mig_mode_pending: str | None
@@ -219,6 +221,7 @@ def parse_query_xml(text):
                 uuid=_text(gpu, "uuid"),
                 minor_number=_int(_text(gpu, "minor_number") or ""),
                 pci_device_id=_device_id(_text(gpu, "pci/pci_device_id") or ""),
+                pci_subsystem_id=_device_id(_text(gpu, "pci/pci_sub_system_id") or ""),
                 memory_total_mib=_int(_text(gpu, "fb_memory_usage/total") or ""),
                 mig_mode_current=mig_mode(_text(gpu, "mig_mode/current_mig") or ""),
                 mig_mode_pending=mig_mode(_text(gpu, "mig_mode/pending_mig") or ""),

@@ -30,7 +30,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
     mig_parted_document,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
-    compute_instance_profiles,
     plan_layout,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import (
@@ -349,8 +348,6 @@ def plan_cluster(nodes, settings=None):
         errors.extend(_mig_config_label_errors(intents))
     mig_products = {product for product, *_settings in intents.values() if product.mig}
     mig_doc = mig_parted_document(mig_products, user_configs)
-    if mig_manager == "host":
-        errors.extend(_host_compute_instance_errors(intents, mig_doc["mig-configs"]))
     results, cache, layout_cache = {}, {}, {}
     for host, (product, count, mig_config, time_slicing) in intents.items():
         key = (product, count, canonical_json(mig_config), canonical_json(time_slicing))
@@ -435,38 +432,6 @@ def _unselected_notes(results):
             "(e.g. mig-enabled false) to be sure"
         ),
     )
-
-
-def _host_compute_instance_errors(intents, mig_configs):
-    """With gpuops_mig_manager host, configs that ask for compute-instance profiles ("1c.3g.40gb"): the mig role's
-    nvidia_mig module cannot create them yet (it refuses them on the host), so the plan refuses them first."""
-    errors, seen = [], {}
-    for host, (product, count, mig_config, _time_slicing) in intents.items():
-        if not product.mig or not isinstance(mig_config, str) or mig_config not in mig_configs:
-            continue
-        key = (product, count, mig_config)
-        if key not in seen:
-            entries = mig_configs[mig_config]
-            seen[key] = sorted(
-                {
-                    name
-                    for entry in entries
-                    if entry.get("mig-enabled") is True
-                    and any(entry_selects_gpu(entry, index, product) for index in range(count or 0))
-                    for name in compute_instance_profiles(entry.get("mig-devices"))
-                }
-            )
-        if seen[key]:
-            errors.append(
-                IntentError(
-                    host,
-                    "gpuops_mig_config",
-                    f"config {mig_config} asks for compute-instance profiles ({', '.join(seen[key])}), which the "
-                    "mig role cannot create yet; valid: GPU-instance profiles such as 3g.40gb, or gpuops_mig_manager "
-                    "operator (the GPU Operator's mig-manager creates them)",
-                )
-            )
-    return errors
 
 
 def _label_value_problem(value):

@@ -24,10 +24,18 @@ def run(argv):
     return completed.returncode, completed.stdout, completed.stderr
 
 
+def describe_instance(instance):
+    """"3g.40gb at 4:4", and the compute instances of a GI that holds other than one spanning it."""
+    text = f"{instance['profile']} at {instance['placement']}"
+    if "compute_instance_profiles" not in instance:
+        return text
+    return f"{text} (compute instances: {', '.join(instance['compute_instance_profiles']) or 'none'})"
+
+
 def describe(layout):
     if not layout["mig_enabled"]:
         return "MIG disabled"
-    instances = ", ".join(f"{i['profile']} at {i['placement']}" for i in layout["instances"])
+    instances = ", ".join(describe_instance(i) for i in layout["instances"])
     return "MIG enabled: " + (instances or "no instances")
 
 

@@ -39,6 +39,8 @@ Modelled on recorded real outputs (tests/fixtures/nvidia-smi and the published f
   (a100-80gb-pcie/mig-cci-1c3g40gb-x2.txt).
 - ``mig -dci`` / ``-dgi``: refuse with "In use by another client" while a process runs on the GI.
 - ``--simulate-reboot``: GPU and compute instances vanish, pending MIG modes take effect.
+- ``pci.sub_device_id`` / ``<pci_sub_system_id>``: the GPU's ``pci_sub_system_id`` (state), seeded from
+  RECORDED_SUBSYSTEM_IDS; None prints N/A.
 Exit codes follow nvidia-smi(1): 0 success, 2 invalid argument, 6 not found, 255 other errors
 (the recordings do not show them). Engine columns of -lgip (SM, CE, DEC...) are not modelled.
 """
@@ -91,6 +93,20 @@ def state_path():
     return pathlib.Path(os.environ.get("NVSMI_DOUBLE_STATE", DEFAULT_STATE))
 
 
+# PCI subsystem id as recorded for the device id the double reports (--query-gpu pci.sub_device_id,
+# -q -x <pci><pci_sub_system_id>); a product without a recording reports N/A, as nvidia-smi does for an
+# unavailable value. Sources: a100-sxm4-80gb/nvidia-smi-q-x.txt, tesla-t4/nvidia-smi-q-x.txt,
+# h100-80gb-hbm3/query-gpu-csv-allfields-mig.txt, h200/query-gpu-csv-allfields-mig.txt,
+# l40s/query-gpu-csv-allfields.txt.
+RECORDED_SUBSYSTEM_IDS = {
+    "0x20B210DE": "0x147F10DE",
+    "0x1EB810DE": "0x12A210DE",
+    "0x233010DE": "0x16C110DE",
+    "0x233510DE": "0x18BE10DE",
+    "0x26B910DE": "0x185110DE",
+}
+
+
 def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
     """A host with ``count`` GPUs of one catalog product, MIG disabled, no clients."""
     catalog = load_catalog()
@@ -106,6 +122,7 @@ def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
                 "product": found.name,
                 "uuid": "GPU-" + str(uuidlib.UUID(digest[:32])),
                 "pci_bus_id": "00000000:%02X:00.0" % (0x07 + 0x10 * index),
+                "pci_sub_system_id": RECORDED_SUBSYSTEM_IDS.get(found.pci_device_ids[0]),
                 "mig_current": False,
                 "mig_pending": False,
                 "clients": [],

@@ -158,6 +158,7 @@ def _gpu_field(state, gpu, name, units):
         "gpu_name": gpu["product"],
         "pci.bus_id": gpu["pci_bus_id"],
         "pci.device_id": product.pci_device_ids[0],
+        "pci.sub_device_id": gpu.get("pci_sub_system_id") or "[N/A]",
         "memory.total": "%d%s" % (product.memory_mib, " MiB" if units else ""),
         "driver_version": state["driver_version"],
         "mig.mode.current": mode[gpu["mig_current"]] if product.mig else "[N/A]",
@@ -190,6 +191,11 @@ def query(args, state, gpus, flag):
     return "\n".join(lines)
 
 
+def _xml_id(pci_id):
+    """-q -x prints PCI ids without "0x" (147F10DE) and N/A when there is none."""
+    return pci_id[2:] if pci_id else "N/A"
+
+
 def query_xml(state, gpus):
     """The subset of ``-q -x`` the collection reads, with the real element names."""
     out = ['<?xml version="1.0" ?>', '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">', "<nvidia_smi_log>"]
@@ -209,8 +215,9 @@ def query_xml(state, gpus):
             f"\t\t<mig_mode>\n\t\t\t<current_mig>{current}</current_mig>\n\t\t\t<pending_mig>{pending}</pending_mig>\n\t\t</mig_mode>",
             "\t\t<uuid>{}</uuid>".format(gpu["uuid"]),
             "\t\t<minor_number>%d</minor_number>" % gpu["index"],
-            "\t\t<pci>\n\t\t\t<pci_device_id>{}</pci_device_id>\n\t\t\t<pci_bus_id>{}</pci_bus_id>\n\t\t</pci>".format(
-                product.pci_device_ids[0][2:], gpu["pci_bus_id"]
+            "\t\t<pci>\n\t\t\t<pci_device_id>{}</pci_device_id>\n\t\t\t<pci_bus_id>{}</pci_bus_id>\n"
+            "\t\t\t<pci_sub_system_id>{}</pci_sub_system_id>\n\t\t</pci>".format(
+                product.pci_device_ids[0][2:], gpu["pci_bus_id"], _xml_id(gpu.get("pci_sub_system_id"))
             ),
             "\t\t<fb_memory_usage>\n\t\t\t<total>%d MiB</total>\n\t\t</fb_memory_usage>" % product.memory_mib,
             "\t\t<fabric>\n\t\t\t<state>N/A</state>\n\t\t\t<status>N/A</status>\n\t\t</fabric>",

@@ -301,3 +301,17 @@ def test_reset_with_clients_fails_like_the_recording_and_resets_nothing(smi, rea
         f"  GPU {bus[1]}: In use by another client",
     ]
     assert smi.state()["reset_required"] is True
+
+
+def test_subsystem_id_is_the_recorded_one(smi, published_nvsmi_dir):
+    """--query-gpu pci.sub_device_id and -q -x <pci_sub_system_id> give the id recorded for the product
+    (a100-sxm4-80gb/nvidia-smi-q-x.txt), N/A for a product without a recording."""
+    recorded = parse_query_xml((published_nvsmi_dir / "a100-sxm4-80gb/nvidia-smi-q-x.txt").read_text()).gpus[0]
+    host(smi, "NVIDIA A100-SXM4-80GB", mig=False)
+    [row] = parse_query_gpu(smi(*query_gpu_args()))
+    [xml] = parse_query_xml(smi(*query_xml_args())).gpus
+    assert row.pci_subsystem_id == xml.pci_subsystem_id == recorded.pci_subsystem_id == "0x147F10DE"
+    host(smi, "NVIDIA A100 80GB PCIe", mig=False)
+    [row] = parse_query_gpu(smi(*query_gpu_args()))
+    assert (row.pci_device_id, row.pci_subsystem_id) == ("0x20B510DE", None)
+    assert parse_query_xml(smi(*query_xml_args())).gpus[0].pci_subsystem_id is None

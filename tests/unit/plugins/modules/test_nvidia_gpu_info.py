@@ -18,7 +18,7 @@ BIN = "/usr/bin/nvidia-smi"
 DOUBLE = pathlib.Path(__file__).resolve().parents[3] / "doubles" / "nvidia_smi" / "nvidia-smi"
 QUERY = [
     BIN,
-    "--query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,driver_version,mig.mode.current,mig.mode.pending",
+    "--query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,driver_version,mig.mode.current,mig.mode.pending,pci.sub_device_id",
     "--format=csv,noheader,nounits",
 ]
 XML = [BIN, "-q", "-x"]
@@ -94,7 +94,7 @@ def test_mig_gpu_with_recorded_tables(read_published_text):
     # The one GPU of that -q -x, as --query-gpu prints it (same values, CSV form).
     query = (
         "0, GPU-513536b6-7d19-9063-b049-1e69664bb298, NVIDIA A100-SXM4-80GB, 00000000:01:00.0, 0x20B210DE, 81920,"
-        " 535.54.03, Enabled, Enabled\n"
+        " 535.54.03, Enabled, Enabled, 0x147F10DE\n"
     )
     result = run_module(
         [
@@ -125,7 +125,8 @@ def test_unknown_product_warns_and_skips_mig_queries(seed_fixture):
     """Seed 002's laptop GPU (name, bus id, driver, memory, UUID from its own -L and nvidia-smi table)."""
     [name] = seed_fixture("nvidia-smi/rtx-3080ti-laptop-seed002-query-gpu-name-noheader.txt").split("\n", 1)[:1]
     query = (
-        f"0, GPU-1b17e588-c712-9244-37de-93a8a77ebe6d, {name}, 00000000:01:00.0, [N/A], 16384, 535.98, [N/A], [N/A]\n"
+        f"0, GPU-1b17e588-c712-9244-37de-93a8a77ebe6d, {name}, 00000000:01:00.0, [N/A], 16384, 535.98, [N/A], [N/A],"
+        " [N/A]\n"
     )
     with patch.object(AnsibleModule, "warn") as warn:
         result = run_module(
@@ -157,7 +158,7 @@ def test_unknown_product_warns_and_skips_mig_queries(seed_fixture):
 def test_unexpected_error_fails_with_command(read_published_text):
     query = (
         "0, GPU-513536b6-7d19-9063-b049-1e69664bb298, NVIDIA A100-SXM4-80GB, 00000000:01:00.0, 0x20B210DE, 81920,"
-        " 535.54.03, Enabled, Enabled\n"
+        " 535.54.03, Enabled, Enabled, 0x147F10DE\n"
     )
     denied = read_published_text("unknown-gpu/mig-lci-error-insufficient-permissions.txt")
     xml = read_published_text("a100-sxm4-80gb/nvidia-smi-q-x.txt")
@@ -223,7 +224,7 @@ def test_against_the_double_in_check_mode(tmp_path):
 def test_output_of_an_unexpected_shape_fails_with_command_and_output(read_published_text):
     query = (
         "0, GPU-513536b6-7d19-9063-b049-1e69664bb298, NVIDIA A100-SXM4-80GB, 00000000:01:00.0, 0x20B210DE, 81920,"
-        " 535.54.03, Enabled, Enabled\n"
+        " 535.54.03, Enabled, Enabled, 0x147F10DE\n"
     )
     xml = read_published_text("a100-sxm4-80gb/nvidia-smi-q-x.txt")
     lgi = read_published_text("a100-80gb-pcie/mig-lgi.txt").replace("MIG 3g.40gb", "MIG 3g.40gb ???", 1)

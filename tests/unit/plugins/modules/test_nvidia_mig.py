@@ -233,3 +233,43 @@ def test_empty_config_file_fails_instead_of_meaning_builtin_configs(state, tmp_p
 
     assert result["failed"] and f"config_file {path} is empty" in result["msg"]
     assert calls == []
+
+
+CI_DOC = {
+    "version": "v1",
+    "mig-configs": {"ci": [{"devices": [0], "mig-enabled": True, "mig-devices": {"1c.3g.40gb": 3}}]},
+}
+
+
+def test_compute_instance_profiles_in_check_mode_then_applied(state):
+    """NVIDIA/mig-parted pkg/mig/config/config.go SetMigConfig: consecutive MIG devices of one GI profile are
+    further compute instances in the same GI (reuseGI), so "1c.3g.40gb": 3 is one 3g.40gb GPU instance holding
+    three 1-slice compute instances (-cci profile id 0, a100-80gb-pcie/mig-lcip-gi1.txt), created in one -cci.
+    The module returns the CI profiles in gpus[].after, the same in check mode and in a real run, and a second
+    run changes nothing (config.go GetMigConfig counts MIG devices per CI profile)."""
+    args = {"config": CI_DOC, "config_name": "ci"}
+    calls = []
+    check = run_module(state, args, check_mode=True, diff=True, calls=calls)
+    real = run_module(state, args)
+    again = run_module(state, args)
+
+    assert changing(calls) == [] and check["changed"] is True
+    wanted = [
+        {
+            "profile": "3g.40gb",
+            "placement": "0:4",
+            "compute_instances": 3,
+            "compute_instance_profiles": ["1c.3g.40gb"] * 3,
+        }
+    ]
+    assert check["gpus"][0]["after"]["instances"] == real["gpus"][0]["after"]["instances"] == wanted
+    assert check["diff"]["after"]["gpu 0"]["instances"] == wanted
+    assert [c[3:] for c in check["planned_commands"]][1:] == [
+        ["0", "-cgi", "9:0"],
+        ["0", "-gi", "<GI@0:4>", "-cci", "0,0,0"],
+    ]
+    # The real run makes the planned calls, with the id nvidia-smi printed for the new GPU instance.
+    made = [c["cmd"] for c in real["commands"] if c["changes_state"]]
+    assert [[arg.replace("<GI@0:4>", "1") for arg in c] for c in check["planned_commands"]] == made
+    assert again["changed"] is False and again["gpus"][0]["before"] == real["gpus"][0]["after"]
+    assert real["gpus"][1]["managed"] is False

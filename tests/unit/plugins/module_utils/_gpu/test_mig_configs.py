@@ -205,12 +205,15 @@ def test_empty_devices_list_selects_no_gpu():
     assert entry_selects_gpu({"devices": [], "mig-enabled": False}, 0, A100_80GB) is False
 
 
-def test_subsystem_filter_matches_by_device_id_in_the_plan_and_is_refused_on_a_host():
+def test_subsystem_filter_matches_by_device_id_in_the_plan_and_by_both_ids_on_a_host():
     """mig-parted pkg/types/device.go DeviceID.Matches compares the subsystem id too when the filter has one;
-    the plan (no reported id) can only compare the device id, the host query does not read the subsystem."""
+    the plan (no reported id) can only compare the device id. On a host both reported ids are compared, and
+    a GPU that reported no subsystem id is refused rather than guessed."""
     entry = {"devices": "all", "device-filter": "0x20B210DE:0x147F10DE", "mig-enabled": False}
     assert entry_selects_gpu(entry, 0, A100_80GB) is True
     assert entry_selects_gpu(entry, 0, find_product("NVIDIA H100 80GB HBM3")) is False
     assert entry_selects_gpu(entry, 0, A100_80GB, device_id="0x20B510DE") is False
-    with pytest.raises(MigLayoutError, match="names a subsystem id"):
+    assert entry_selects_gpu(entry, 0, A100_80GB, "0x20B210DE", "0x147F10DE") is True
+    assert entry_selects_gpu(entry, 0, A100_80GB, "0x20B210DE", "0x151D10DE") is False
+    with pytest.raises(MigLayoutError, match="names a subsystem id, and nvidia-smi reported none for GPU 0"):
         entry_selects_gpu(entry, 0, A100_80GB, device_id="0x20B210DE")

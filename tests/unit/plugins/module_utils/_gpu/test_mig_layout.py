@@ -26,7 +26,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
     lint_mig_parted_document,
     mig_parted_document,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import mig_device_profile, plan_layout
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
+    CI_PROFILE_IDS,
+    _pack,
+    mig_device_profile,
+    plan_layout,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,7 +318,8 @@ def test_h200_nvl_gets_only_what_mig_parted_offers():
 
 def test_compute_instance_profile_takes_the_gpu_instance_of_its_profile():
     """go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile/String: "1c.3g.40gb" is a 3g.40gb GPU
-    instance holding a 1-slice compute instance; mig-parted creates one such GI (and CI) per count."""
+    instance holding a 1-slice compute instance; mig-parted (pkg/mig/config/config.go SetMigConfig) puts
+    further ones into the same GI while they fit, never beside a whole-GI 3g.40gb."""
     device = mig_device_profile(A100_80GB, "1c.3g.40gb")
     assert (device.gi.name, device.ci_slices, device.name, device.resource_name) == (
         "3g.40gb",
@@ -324,8 +330,85 @@ def test_compute_instance_profile_takes_the_gpu_instance_of_its_profile():
     assert mig_device_profile(A100_80GB, "3c.3g.40gb").name == "3g.40gb"
     assert mig_device_profile(A100_80GB, "4c.3g.40gb") is None
     placed = plan_layout(A100_80GB, {"1c.3g.40gb": 1, "3g.40gb": 1})
-    assert sorted((p.profile.name, p.start) for p in placed) == [("3g.40gb", 0), ("3g.40gb", 4)]
+    assert [(p.profile.name, p.start, p.ci_slices) for p in placed] == [("3g.40gb", 0, ()), ("3g.40gb", 4, (1,))]
+    placed = plan_layout(A100_80GB, {"1c.3g.40gb": 2, "3g.40gb": 1})
+    assert [(p.profile.name, p.start, p.ci_slices) for p in placed] == [("3g.40gb", 0, ()), ("3g.40gb", 4, (1, 1))]
     with pytest.raises(MigLayoutError, match=re.escape("profile 3g.40gb: 3 instances requested, at most 2")):
-        plan_layout(A100_80GB, {"1c.3g.40gb": 2, "3g.40gb": 1})
+        plan_layout(A100_80GB, {"1c.3g.40gb": 4, "3g.40gb": 1})
     with pytest.raises(MigLayoutError, match=re.escape("unknown profile 4c.3g.40gb")):
         plan_layout(A100_80GB, {"4c.3g.40gb": 1})
+
+
+def test_compute_instance_profile_ids_are_nvmls():
+    """mig-parted pkg/types/mig_profile.go ParseMigProfile: "Nc." is NVML_COMPUTE_INSTANCE_PROFILE_N_SLICE, and no
+    other slice count parses; `nvidia-smi mig -lcip` lists 1c.3g.40gb as ID 0, 2c.3g.40gb as ID 1 and the whole
+    3g.40gb as ID 2 (a100-80gb-pcie/mig-lcip-gi1.txt)."""
+    ids = {name: mig_device_profile(A100_80GB, name).ci_profile_id for name in ("1c.3g.40gb", "2c.3g.40gb", "3g.40gb")}
+    assert ids == {"1c.3g.40gb": 0, "2c.3g.40gb": 1, "3g.40gb": 2}
+    assert mig_device_profile(A100_80GB, "4c.7g.80gb").ci_profile_id == 3
+    assert mig_device_profile(A100_80GB, "5c.7g.80gb") is None
+
+
+def test_compute_instances_of_one_gi_profile_share_gpu_instances():
+    """mig-parted pkg/mig/config/config.go SetMigConfig: `reuseGI := (gi != nil) && (lastGIProfileId ==
+    mp.GIProfileId)` creates the next MIG device of the same GI profile as a further compute instance in the
+    last GI, and a new GI only when that CI does not fit; iteratePermutationsUntilSuccess tries the orderings.
+    "1c.3g.40gb": 3 on an A100-SXM4-80GB is one 3g.40gb GI of three 1-slice CIs (3 GIs would not fit: max 2)."""
+    (placed,) = plan_layout(A100_80GB, {"1c.3g.40gb": 3})
+    assert (placed.profile.name, placed.start, placed.ci_slices) == ("3g.40gb", 0, (1, 1, 1))
+    assert [d.name for d in placed.devices] == ["1c.3g.40gb"] * 3
+    assert all(d.memory_mib == placed.profile.memory_mib for d in placed.devices)  # each CI has its GI's memory
+    mixed = plan_layout(A100_80GB, {"2c.3g.40gb": 2, "1c.3g.40gb": 2})
+    assert sorted(p.ci_slices for p in mixed if p.profile.name == "3g.40gb") == [(2, 1), (2, 1)]
+    assert plan_layout(A100_80GB, {"4c.7g.80gb": 1, "2c.7g.80gb": 1, "1c.7g.80gb": 1})[0].ci_slices == (4, 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("mig_devices", "expected"),
+    [
+        (
+            {"1c.3g.40gb": 4, "3g.40gb": 1},
+            "profile 3g.40gb: 3 instances requested, at most 2 fit on NVIDIA A100-SXM4-80GB (4x1c.3g.40gb + "
+            "1x3g.40gb take 3 GPU instances of 3 compute slices)",
+        ),
+        ({"1c.3g.40gb": 7}, "profile 3g.40gb: 3 instances requested, at most 2 fit on NVIDIA A100-SXM4-80GB"),
+        ({"1c.3g.40gb": 4, "2g.20gb": 1}, "2x3g.40gb + 1x2g.20gb needs 8 compute slices but NVIDIA A100-SXM4-80GB"),
+        ({"4c.7g.80gb": 1, "3c.7g.80gb": 1, "1c.7g.80gb": 1}, "profile 7g.80gb: 2 instances requested, at most 1 fit"),
+    ],
+)
+def test_compute_instances_that_do_not_fit_their_gpu_instances_are_refused(mig_devices, expected):
+    """mig-parted config.go SetMigConfig fails when no ordering finds GIs for all CIs: so does the plan."""
+    with pytest.raises(MigLayoutError, match=re.escape(expected)):
+        plan_layout(A100_80GB, mig_devices)
+
+
+def test_fewest_gpu_instances_for_every_catalog_profile():
+    """_pack (first-fit decreasing) uses the fewest GIs a brute force finds, for every GI profile of the catalog
+    and every set of its compute instances that could fit on the GPU (max_instances GIs)."""
+
+    def fewest(capacity, sizes):
+        best = len(sizes)
+
+        def walk(index, bins):
+            nonlocal best
+            if len(bins) >= best:
+                return
+            if index == len(sizes):
+                best = len(bins)
+                return
+            for position, used in enumerate(bins):
+                if used + sizes[index] <= capacity:
+                    walk(index + 1, [*bins[:position], used + sizes[index], *bins[position + 1 :]])
+            walk(index + 1, [*bins, sizes[index]])
+
+        walk(0, [])
+        return best
+
+    for product in MIG_PRODUCTS:
+        for gi in product.mig.profiles:
+            sizes = [c for c in CI_PROFILE_IDS if c <= gi.compute_slices]
+            for count in range(1, gi.compute_slices * gi.max_instances + 1):
+                for chosen in itertools.combinations_with_replacement(sizes, count):
+                    optimum = fewest(gi.compute_slices, list(chosen))
+                    if optimum <= gi.max_instances:
+                        assert len(_pack(gi.compute_slices, chosen)) == optimum, (product.name, gi.name, chosen)

@@ -391,7 +391,7 @@ def test_driver_not_loaded_reports_command_rc_and_output(host):
 def test_unknown_mig_capable_product_is_refused():
     host = DoubleHost()
     host.state["gpus"][0]["product"] = A100
-    row = "0, GPU-x, NVIDIA Z999, 00000000:07:00.0, 0x999910DE, 1, 1, Disabled, Disabled\n"
+    row = "0, GPU-x, NVIDIA Z999, 00000000:07:00.0, 0x999910DE, 1, 1, Disabled, Disabled, [N/A]\n"
 
     def run(argv):
         if argv[1].startswith("--query-gpu"):
@@ -504,6 +504,39 @@ def test_boot_time_restore_command_recreates_the_layout(tmp_path, monkeypatch):
     assert "GPU 1 (NVIDIA A100-SXM4-80GB): MIG enabled: 2g.20gb at 0:2" in first.stdout
     assert "11 nvidia-smi calls, 2 of them changed state" in first.stdout
     assert second.returncode == 0 and "3 nvidia-smi calls, 0 of them changed state" in second.stdout
+
+
+def test_boot_time_restore_command_recreates_compute_instance_profiles(tmp_path, monkeypatch):
+    """After a reboot the unit lays out "1c.3g.40gb" as mig-parted does (pkg/mig/config/config.go SetMigConfig:
+    the GPU instance, then one CI of the C profile), with the module's engine."""
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    config = tmp_path / "mig-config.json"
+    config.write_text(json.dumps(document(ci=all_gpus(CI_MIXED))))
+    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
+    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
+    script = str(REPO / "roles/mig/files/gpuops_mig_apply.py")
+    command = [
+        sys.executable,
+        script,
+        "--config-file",
+        str(config),
+        "--config-name",
+        "ci",
+        "--lib-dir",
+        str(COLLECTIONS),
+    ]
+
+    first = subprocess.run(command, capture_output=True, text=True, check=False)
+    subprocess.run(["nvidia-smi", "--simulate-reboot"], check=True)
+    restored = subprocess.run(command, capture_output=True, text=True, check=False)
+    again = subprocess.run(command, capture_output=True, text=True, check=False)
+
+    assert first.returncode == restored.returncode == again.returncode == 0, first.stderr + restored.stderr
+    layout = "MIG enabled: 3g.40gb at 0:4, 3g.40gb at 4:4 (compute instances: 1c.3g.40gb) [changed]"
+    assert layout in restored.stdout
+    assert "3 of them changed state" in restored.stdout  # -cgi ... -C, -cgi without -C, -cci
+    assert "0 of them changed state" in again.stdout
 
 
 def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp_path, monkeypatch):
@@ -622,7 +655,12 @@ def test_partial_compute_instances_converge_to_whole_ones():
     result = host.reconcile(None, "all-3g.40gb")
 
     assert result["gpus"][0]["before"]["instances"] == [
-        {"profile": "3g.40gb", "placement": "0:4", "compute_instances": 3}
+        {
+            "profile": "3g.40gb",
+            "placement": "0:4",
+            "compute_instances": 3,
+            "compute_instance_profiles": ["1c.3g.40gb", "1c.3g.40gb", "1c.3g.40gb"],
+        }
     ]
     assert [call[1:] for call in host.changing_calls()] == [
         ["mig", "-i", "0", "-dci"],
@@ -856,23 +894,229 @@ def test_recorded_reset_success_lets_the_instances_be_created(published_nvsmi_di
     assert len(host.layout(0)) == 7
 
 
-def test_compute_instance_profile_is_refused_before_any_change(host):
-    """NVIDIA/mig-parted accepts "1c.3g.40gb" (go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile) and
-    creates a GI with a smaller CI; this module only creates GIs with one full CI, so it refuses them first."""
-    with pytest.raises(MigReconcileError) as error:
-        host.reconcile(document(ci=all_gpus({"1c.3g.40gb": 2})), "ci")
+# ---------------------------------------------------------------- compute-instance profiles ("1c.3g.40gb")
+# NVIDIA/mig-parted pkg/mig/config/config.go SetMigConfig: each MIG device of a config is a compute instance of
+# its C profile (CreateComputeInstance, the CI profile pkg/types/mig_profile.go ParseMigProfile maps "Nc." to:
+# NVML_COMPUTE_INSTANCE_PROFILE_N_SLICE) in a GPU instance of its G profile (CreateGpuInstance), the last one
+# created while it has that profile and the CI fits (reuseGI), else a new one.
+# `nvidia-smi mig -lcip` lists those ids: 1c.3g.40gb 0, 2c.3g.40gb 1, 3g.40gb 2 (a100-80gb-pcie/mig-lcip-gi1.txt).
+CI_MIXED = {"1c.3g.40gb": 1, "3g.40gb": 1}
+ONE_CI = {"profile": "3g.40gb", "placement": "4:4", "compute_instances": 1, "compute_instance_profiles": ["1c.3g.40gb"]}
 
-    assert "compute-instance profiles are not supported by this module yet: 1c.3g.40gb" in error.value.message
-    assert "nothing was changed" in error.value.message
+
+def test_compute_instance_profile_creates_its_gpu_instance_then_one_ci_of_its_profile():
+    """config.go SetMigConfig: a GPU instance of the G profile, then one compute instance of the C profile."""
+    host = DoubleHost(A100, 1)
+
+    result = host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    assert [call[1:] for call in host.changing_calls()] == [
+        ["-i", "0", "-mig", "1"],
+        ["mig", "-i", "0", "-cgi", "9:0", "-C"],
+        ["mig", "-i", "0", "-cgi", "9:4"],  # no -C: the GI's own CI would span it
+        ["mig", "-i", "0", "-gi", "2", "-cci", "0"],  # GI id 2 as -cgi printed it; CI profile 1c = id 0
+    ]
+    gpu = host.state["gpus"][0]
+    cis = {
+        gi["start"]: [(ci["profile_id"], ci["name"]) for ci in gi["compute_instances"]] for gi in gpu["gpu_instances"]
+    }
+    assert cis == {0: [(2, "3g.40gb")], 4: [(0, "1c.3g.40gb")]}
+    assert result["gpus"][0]["after"]["instances"] == [{"profile": "3g.40gb", "placement": "0:4"}, ONE_CI]
+
+
+def test_compute_instance_profile_check_mode_plans_what_a_real_run_does():
+    """Check mode: the same calls (the new GI's id, which the driver assigns, as a placeholder) and the same after."""
+    check_host, real_host = DoubleHost(A100, 1), DoubleHost(A100, 1)
+
+    check = check_host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci", check_mode=True)
+    real = real_host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    assert check_host.changing_calls() == [] and check["changed"] is True
+    assert check["planned_commands"] == [
+        [SMI, "-i", "0", "-mig", "1"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:0", "-C"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:4"],
+        [SMI, "mig", "-i", "0", "-gi", "<GI@4:4>", "-cci", "0"],
+    ]
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+    assert ONE_CI in check["gpus"][0]["after"]["instances"]
+
+
+def test_compute_instance_profile_already_in_place_changes_nothing():
+    """mig-parted reads a GPU's MIG devices per CI (config.go GetMigConfig): a GI holding exactly the wanted
+    one CI is that MIG device, so a second apply only queries."""
+    host = DoubleHost(A100, 1)
+    host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    result = host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    assert result["changed"] is False and host.changing_calls() == []
+    assert result["gpus"][0]["before"] == result["gpus"][0]["after"]
+
+
+SHARED = {"1c.3g.40gb": 3}
+
+
+def test_compute_instances_of_one_profile_share_their_gpu_instance():
+    """config.go SetMigConfig reuseGI: "1c.3g.40gb": 3 is one 3g.40gb GI (-cgi without -C) and its three CIs in
+    one -cci; the second run only queries (config.go GetMigConfig: 3x 1c.3g.40gb, as the config asks)."""
+    host = DoubleHost(A100, 1)
+
+    result = host.reconcile(document(ci=all_gpus(SHARED)), "ci")
+    first = [call[1:] for call in host.changing_calls()]
+    again = host.reconcile(document(ci=all_gpus(SHARED)), "ci")
+
+    assert first == [
+        ["-i", "0", "-mig", "1"],
+        ["mig", "-i", "0", "-cgi", "9:0"],
+        ["mig", "-i", "0", "-gi", "1", "-cci", "0,0,0"],
+    ]
+    (gi,) = host.state["gpus"][0]["gpu_instances"]
+    assert [ci["name"] for ci in gi["compute_instances"]] == ["1c.3g.40gb"] * 3
+    assert result["gpus"][0]["after"]["instances"] == [
+        {
+            "profile": "3g.40gb",
+            "placement": "0:4",
+            "compute_instances": 3,
+            "compute_instance_profiles": ["1c.3g.40gb"] * 3,
+        }
+    ]
+    assert again["changed"] is False and host.changing_calls() == []
+    assert again["gpus"][0]["before"] == result["gpus"][0]["after"]
+
+
+def test_shared_gpu_instance_check_mode_plans_what_a_real_run_does():
+    """Check mode lists the real run's calls (the new GI's id as a placeholder) and its after; a 2c and a 1c CI
+    share one 3g.40gb GI, largest first in the -cci as the planner packs them."""
+    config = {"1c.3g.40gb": 4, "2c.3g.40gb": 1}
+    check_host, real_host = DoubleHost(A100, 1), DoubleHost(A100, 1)
+
+    check = check_host.reconcile(document(ci=all_gpus(config)), "ci", check_mode=True)
+    real = real_host.reconcile(document(ci=all_gpus(config)), "ci")
+
+    assert check["planned_commands"] == [
+        [SMI, "-i", "0", "-mig", "1"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:0"],
+        [SMI, "mig", "-i", "0", "-gi", "<GI@0:4>", "-cci", "1,0"],
+        [SMI, "mig", "-i", "0", "-cgi", "9:4"],
+        [SMI, "mig", "-i", "0", "-gi", "<GI@4:4>", "-cci", "0,0,0"],
+    ]
+    ids = {gi["start"]: str(gi["id"]) for gi in real_host.state["gpus"][0]["gpu_instances"]}
+    planned = [
+        [arg.replace("<GI@0:4>", ids[0]).replace("<GI@4:4>", ids[4]) for arg in call]
+        for call in check["planned_commands"]
+    ]
+    assert planned == real_host.changing_calls()
+    assert check["gpus"][0]["after"] == real["gpus"][0]["after"]
+
+
+def test_gpu_instance_holding_the_wanted_compute_instances_is_kept():
+    """A GI at a planned placement that holds exactly the CIs of one planned GI stays (config.go GetMigConfig
+    counts MIG devices per CI profile); planned GIs of one profile are interchangeable, so only the whole-GI
+    3g.40gb is created beside it."""
+    host = DoubleHost(A100, 1)
+    partial_compute_instances(host)  # 3g.40gb at 0:4 holding three 1c.3g.40gb
+
+    result = host.reconcile(document(ci=all_gpus({"1c.3g.40gb": 3, "3g.40gb": 1})), "ci")
+
+    assert [call[1:] for call in host.changing_calls()] == [["mig", "-i", "0", "-cgi", "9:4", "-C"]]
+    assert result["gpus"][0]["after"]["instances"][0]["compute_instance_profiles"] == ["1c.3g.40gb"] * 3
+
+
+def test_gpu_instance_with_other_compute_instances_is_recreated():
+    """A 3g.40gb GI split into three 1c CIs is not one 1c.3g.40gb MIG device: destroyed and created again;
+    the whole-GI instance at 0:4 that the config also wants stays."""
+    host = DoubleHost(A100, 1)
+    host.smi("-i", "0", "-mig", "1")
+    host.smi("mig", "-i", "0", "-cgi", "9:0", "-C")
+    host.smi("mig", "-i", "0", "-cgi", "9:4")
+    host.smi("mig", "-i", "0", "-gi", "2", "-cci", "0,0,0")
+
+    result = host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    assert [call[1:] for call in host.changing_calls()] == [
+        ["mig", "-i", "0", "-gi", "2", "-dci"],
+        ["mig", "-i", "0", "-gi", "2", "-dgi"],
+        ["mig", "-i", "0", "-cgi", "9:4"],
+        ["mig", "-i", "0", "-gi", "2", "-cci", "0"],
+    ]
+    assert result["gpus"][0]["before"]["instances"][1]["compute_instance_profiles"] == ["1c.3g.40gb"] * 3
+    assert result["gpus"][0]["after"]["instances"][1] == ONE_CI
+    assert host.layout(0) == [(9, 0, 1), (9, 4, 1)]
+
+
+def test_failed_compute_instance_creation_rolls_the_gpu_back():
+    """The -cci fails after its GPU instance was created (another client took the GI's slices first): the
+    GPU is put back to the layout it had, the new GI and the intruder's CI removed."""
+    host = DoubleHost(A100, 1)
+    host.reconcile(None, "all-7g.80gb")
+
+    def another_client(argv):
+        if "-cci" in argv and host.before_call:
+            host.before_call = None
+            host.smi("mig", "-i", "0", "-gi", "2", "-cci", "2")  # a whole-GI CI: no 1-slice one fits then
+
+    host.before_call = another_client
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(ci=all_gpus(CI_MIXED)), "ci")
+
+    message = error.value.message
+    assert "changing GPU 0 failed" in message and "-gi 2 -cci 0" in message and "Insufficient Resources" in message
+    assert "put back to its previous layout" in message
+    assert host.layout(0) == [(0, 0, 1)]  # the 7g.80gb instance again, with its CI
+    assert error.value.result["gpus"][0]["rolled_back"] is True
+
+
+@pytest.mark.parametrize(
+    ("profile", "valid"),
+    [("4c.3g.40gb", "1c.3g.40gb, 2c.3g.40gb, 3g.40gb"), ("5c.7g.80gb", "1c.7g.80gb, 2c.7g.80gb, 3c.7g.80gb")],
+)
+def test_compute_instance_larger_than_its_gpu_instance_is_refused_before_any_change(host, profile, valid):
+    """mig-parted ParseMigProfile (pkg/types/mig_profile.go) knows CI slice counts 1, 2, 3, 4, 6, 7, 8 only, and
+    the CI must fit in its GI (C <= G): refused naming GPU, profile and the valid names."""
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(ci=all_gpus({profile: 1})), "ci")
+
+    message = error.value.message
+    assert "nothing was changed" in message and f"GPU 0 (NVIDIA A100-SXM4-80GB): unknown profile {profile}" in message
+    assert f"valid: {valid}" in message
     assert host.changing_calls() == []
 
 
-def test_subsystem_device_filter_is_refused_before_any_change(host):
-    """mig-parted pkg/types/device.go DeviceID.Matches compares the subsystem id of a "dev:subsys" filter,
-    which this module's nvidia-smi query does not read: it refuses rather than guess."""
+# ---------------------------------------------------------------- device filters with a subsystem id
+# NVIDIA/mig-parted pkg/types/device.go DeviceID.Matches: a filter "<device>:<subsystem>" must match both ids.
+# The double reports the recorded ids of an A100-SXM4-80GB: 20B210DE and subsystem 147F10DE
+# (<pci_sub_system_id> of a100-sxm4-80gb/nvidia-smi-q-x.txt).
+
+
+@pytest.mark.parametrize(
+    ("device_filter", "selected"),
+    [
+        ("0x20B210DE:0x147F10DE", True),
+        (["0x20B210DE:0x147f10de"], True),
+        ("0x20B210DE:0x151D10DE", False),  # the same GPU with another subsystem id than it reports
+        (["0x20B210DE:0x151D10DE", "0x20B210DE"], True),  # a filter without subsystem matches it
+    ],
+)
+def test_subsystem_device_filter_matches_as_mig_parted(host, device_filter, selected):
+    entry = {"devices": "all", "device-filter": device_filter, "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}
+
+    result = host.reconcile(document(sub=[entry]), "sub")
+
+    assert result["gpus"][0]["managed"] is selected
+    assert host.layout(0) == ([(0, 0, 1)] if selected else [])
+
+
+def test_subsystem_filter_is_refused_when_the_gpu_reports_no_subsystem_id():
+    """nvidia-smi printed [N/A] for pci.sub_device_id: which board it is cannot be known, so nothing changes."""
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["pci_sub_system_id"] = None
     entry = {"devices": "all", "device-filter": "0x20B210DE:0x147F10DE", "mig-enabled": False}
+
     with pytest.raises(MigReconcileError) as error:
         host.reconcile(document(sub=[entry]), "sub")
 
-    assert "names a subsystem id" in error.value.message
+    message = error.value.message
+    assert "device-filter 0x20B210DE:0x147F10DE names a subsystem id, and nvidia-smi reported none for GPU 0" in message
+    assert "valid: the device id alone (0x20B210DE)" in message
     assert host.changing_calls() == []

@@ -303,6 +303,31 @@ def test_published_query_xml(read_published, relative, expected):
     assert gpu.uuid.startswith("GPU-") and gpu.memory_total_mib > 10000 and gpu.fabric_state is None
 
 
+@pytest.mark.parametrize(
+    ("relative", "subsystem_id"),
+    [
+        ("a100-sxm4-80gb/nvidia-smi-q-x.txt", "0x147F10DE"),
+        ("tesla-t4/nvidia-smi-q-x.txt", "0x12A210DE"),
+        ("h100-80gb-hbm3/query-gpu-csv-allfields-mig.txt", "0x16C110DE"),
+        ("h200/query-gpu-csv-allfields-mig.txt", "0x18BE10DE"),
+    ],
+    ids=str,
+)
+def test_published_subsystem_ids(read_published, relative, subsystem_id):
+    """The PCI subsystem id mig-parted's device-filter "<device>:<subsystem>" compares (pkg/types/device.go
+    DeviceID.Matches): -q -x <pci><pci_sub_system_id>, --query-gpu pci.sub_device_id."""
+    text = read_published(relative)
+    gpu = parse_query_xml(text).gpus[0] if relative.endswith("-q-x.txt") else parse_query_gpu(text)[0]
+    assert gpu.pci_subsystem_id == subsystem_id
+
+
+def test_query_gpu_without_a_subsystem_id():
+    [row] = parse_query_gpu(
+        "0, GPU-x, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, 0x20B210DE, 81920, 535.54.03, Enabled, Enabled, [N/A]\n"
+    )
+    assert (row.pci_device_id, row.pci_subsystem_id) == ("0x20B210DE", None)
+
+
 @pytest.mark.parametrize("relative", published("*/*cgi*.txt", "*/*cci*.txt", "*/*dci*.txt", "*/*dgi*.txt"), ids=str)
 def test_published_instance_changes(read_published, relative):
     text = read_published(relative)
@@ -396,7 +421,7 @@ def test_no_instances_lists_are_empty():
 
 def test_command_lines():
     assert query_gpu_args() == [
-        "--query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,driver_version,mig.mode.current,mig.mode.pending",
+        "--query-gpu=index,uuid,name,pci.bus_id,pci.device_id,memory.total,driver_version,mig.mode.current,mig.mode.pending,pci.sub_device_id",
         "--format=csv,noheader,nounits",
     ]
     assert query_compute_apps_args() == [

@@ -457,9 +457,24 @@ def test_compute_instance_profile_is_planned_as_its_own_mig_device():
     assert node["labels"]["nvidia.com/mig-1c.3g.40gb.slices.gi"] == "3"
     assert node["labels"]["nvidia.com/mig-1c.3g.40gb.slices.ci"] == "1"
     assert node["labels"]["nvidia.com/mig-1c.3g.40gb.product"] == "NVIDIA-A100-SXM4-80GB-MIG-1c.3g.40gb"
-    # The mig role's nvidia_mig module cannot create compute-instance profiles: refused with gpuops_mig_manager host.
-    errors, _text = errors_of({"a100": A100 | (config | {"gpuops_mig_manager": "host"})})
-    assert "compute-instance profiles (1c.3g.40gb)" in errors[("a100", "gpuops_mig_config")]
+    # The mig role's nvidia_mig module creates them as mig-parted does (pkg/mig/config/config.go SetMigConfig):
+    # the same plan with gpuops_mig_manager host.
+    on_host = plan_cluster({"a100": A100 | config | {"gpuops_mig_manager": "host"}})
+    assert on_host.capacity["nodes"]["a100"]["resources"] == node["resources"]
+
+
+def test_compute_instances_of_one_gi_profile_share_it_in_the_plan():
+    """mig-parted pkg/mig/config/config.go SetMigConfig creates "1c.3g.40gb": 3 as one 3g.40gb GI holding three
+    1-slice CIs (reuseGI), and GetMigConfig counts them as three MIG devices: the plan accepts it on an
+    A100-SXM4-80GB (three GIs of 3g.40gb would not fit, at most 2) and advertises 3 devices per GPU."""
+    config = _one_config("ci", {"devices": "all", "mig-enabled": True, "mig-devices": {"1c.3g.40gb": 3}})
+    plan = plan_cluster({"a100": A100 | config})
+    assert plan.capacity["nodes"]["a100"]["resources"] == {"nvidia.com/mig-1c.3g.40gb": 3 * 8}
+
+    too_many = _one_config("ci", {"devices": "all", "mig-enabled": True, "mig-devices": {"1c.3g.40gb": 7}})
+    errors, _text = errors_of({"a100": A100 | too_many})
+    message = errors[("a100", "gpuops_mig_config")]
+    assert "profile 3g.40gb: 3 instances requested, at most 2 fit on NVIDIA A100-SXM4-80GB (7x1c.3g.40gb " in message
 
 
 @pytest.mark.parametrize(
