@@ -26,6 +26,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory imp
     group_warnings,
     unknown_variable_warnings,
 )
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.inventory_paths import beside_inventory
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.role_variables import (
     HOST_ROLES,
     RoleVariableChecker,
@@ -114,12 +115,7 @@ def inventory_warnings(hostvars, groups, role_names):
 def default_dest(task_vars):
     """A hidden folder next to the inventory (Ansible never reads hidden entries of an inventory folder),
     or in the current directory when the inventory is not a path."""
-    for source in task_vars.get("ansible_inventory_sources") or ():
-        if os.path.isdir(source):
-            return os.path.join(source, DEFAULT_DEST_NAME)
-        if os.path.isfile(source):
-            return os.path.join(os.path.dirname(source), DEFAULT_DEST_NAME)
-    return os.path.join(os.getcwd(), DEFAULT_DEST_NAME)
+    return beside_inventory(task_vars.get("ansible_inventory_sources"), DEFAULT_DEST_NAME)
 
 
 def _read(path):

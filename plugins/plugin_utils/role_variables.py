@@ -17,7 +17,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 # The roles the host plays run on GPU nodes; each owns the variables prefixed with its name.
-HOST_ROLES = ("nvidia_driver", "nvidia_container_toolkit", "mig")
+HOST_ROLES = ("nvidia_driver", "nvidia_container_toolkit", "mig", "rke2")
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES_DIR = os.path.join(COLLECTION_ROOT, "roles")
 # What only matters when a role starts is left to the role: here every variable is optional.
