@@ -61,7 +61,9 @@ lint: $(VENV)/.test collection
 
 # The collection as users get it: build the tarball, run galaxy-importer on it (Galaxy's upload
 # checks, from its own virtualenv; any ERROR or WARNING fails, except the note that
-# tests/sanity has an ignore file), install it with --no-deps and run ansible-test sanity there.
+# tests/sanity has an ignore file, and modules of the collections galaxy.yml depends on, which
+# Galaxy's ansible-lint cannot resolve as it sees this collection alone), install it with --no-deps
+# and run ansible-test sanity there.
 # Under .cache/, which git, yamllint, ansible-lint and the collection build all leave out.
 IMPORTER_VENV := .cache/venv-importer
 IMPORTER_TOP := $(or $(TMPDIR),/tmp)/gpuops-cluster-importer
@@ -80,7 +82,8 @@ importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
 	  GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/tools/galaxy-importer.cfg \
 	  $(CURDIR)/$(IMPORTER_VENV)/bin/python -m galaxy_importer.main build/gpuops-cluster-*.tar.gz \
 	  | tee importer.log; \
-	if grep -E '^(ERROR|WARNING|CRITICAL)' importer.log | grep -v 'Ignore files skip ansible-test sanity tests'; then \
+	if grep -E '^(ERROR|WARNING|CRITICAL)' importer.log | grep -v 'Ignore files skip ansible-test sanity tests' \
+	  | grep -vE "syntax-check\[unknown-module\]: couldn't resolve module/action '(kubernetes\.core|community\.general)\."; then \
 	  echo "importer: galaxy-importer reported the problems above"; exit 1; fi; \
 	echo "== galaxy-importer passed in $$(( $$(date +%s) - start )) s"
 	@start=$$(date +%s); \
