@@ -19,6 +19,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import label_value_problem
+
 VERSION_PATTERN = re.compile(r"^v\d+\.\d+\.\d+\+rke2r\d+$")
 VERSION_EXAMPLE = "v1.33.5+rke2r1"
 # `rke2 --version` prints "rke2 version v1.33.5+rke2r1 (8ee2d8a1...)" on its first line.
@@ -33,9 +35,8 @@ SUPERVISOR_PORT, API_PORT = 9345, 6443
 # Kubernetes node names: DNS-1123 subdomains.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _HOSTNAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$")
-# Label keys: an optional DNS prefix and "/", then a name; values: 63 characters at most.
+# Label keys: an optional DNS prefix and "/", then a name.
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 # Files of a release folder worth hashing: tarballs and image archives of any architecture.
 _RELEASE_FILE = re.compile(r"(rke2|rke2-images[-.A-Za-z0-9]*)\.linux-[a-z0-9]+\.tar(\.gz|\.zst)?")
 _FLAG_ARG = re.compile(r"^[a-z0-9][-a-z0-9]*=.*$")
@@ -143,9 +144,8 @@ def _label_problem(item):
     key, value = item.split("=", 1)
     if not _LABEL_KEY.match(key) or len(key.rsplit("/", 1)[-1]) > 63:
         return f"{key!r} is not a label key"
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
-        return f"{value!r} is not a label value (63 characters at most, alphanumerics, '-', '_', '.')"
-    return ""
+    why = label_value_problem(value)
+    return f"{value!r} is not a label value: it {why}" if why else ""
 
 
 def _taint_problem(item):

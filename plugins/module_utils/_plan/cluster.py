@@ -434,7 +434,7 @@ def _unselected_notes(results):
     )
 
 
-def _label_value_problem(value):
+def label_value_problem(value):
     """Why VALUE cannot be a Kubernetes label value (apimachinery validation.IsValidLabelValue), or None."""
     if len(value) > LABEL_VALUE_MAX:
         return f"is {len(value)} characters long, more than {LABEL_VALUE_MAX}"
@@ -452,7 +452,7 @@ def _mig_config_label_errors(intents):
     for host, (product, _count, mig_config, _time_slicing) in intents.items():
         if not product.mig or not isinstance(mig_config, str):
             continue
-        problem = _label_value_problem(mig_config)
+        problem = label_value_problem(mig_config)
         if problem:
             errors.append(
                 IntentError(
