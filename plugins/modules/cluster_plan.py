@@ -138,6 +138,20 @@ capacity:
       description: Sum of every advertised resource over the cluster.
       type: dict
       sample: {"nvidia.com/gpu": 16, "nvidia.com/mig-1g.10gb": 56}
+documents:
+  description: The objects the Kubernetes roles apply, the same as the plan files.
+  returned: success
+  type: dict
+  contains:
+    device_plugin_configmap:
+      description: The device-plugin ConfigMap (each config as YAML text), as in device-plugin-configmap.yaml.
+      type: dict
+    mig_parted_configmap:
+      description: The ConfigMap of the GPU Operator's mig-manager, as in mig-parted-configmap.yaml.
+      type: dict
+    gpu_operator_values:
+      description: The GPU Operator's Helm values, as in gpu-operator-values.yaml.
+      type: dict
 table:
   description: The plan as a plain-text table, one line per node, then the totals.
   returned: success

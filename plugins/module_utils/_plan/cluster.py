@@ -109,18 +109,26 @@ class ClusterPlan:
     # The ConfigMap the GPU Operator's mig-manager reads (key config.yaml: the mig-parted document).
     mig_parted_configmap: dict = field(default_factory=dict)
 
-    def files(self, dump_yaml, dump_json):
-        """{file name: text}; DUMP_YAML/DUMP_JSON turn a document into text."""
+    def manifests(self, dump_yaml):
+        """The two ConfigMaps as the API takes them: each embedded document as text (DUMP_YAML)."""
 
         def manifest(configmap_doc):
             data = configmap_doc["data"]
             return {**configmap_doc, "data": {key: dump_yaml(doc) for key, doc in data.items()}}
 
         return {
+            "device_plugin_configmap": manifest(self.device_plugin_configmap),
+            "mig_parted_configmap": manifest(self.mig_parted_configmap),
+        }
+
+    def files(self, dump_yaml, dump_json):
+        """{file name: text}; DUMP_YAML/DUMP_JSON turn a document into text."""
+        manifests = self.manifests(dump_yaml)
+        return {
             "capacity.json": dump_json(self.capacity),
-            "device-plugin-configmap.yaml": dump_yaml(manifest(self.device_plugin_configmap)),
+            "device-plugin-configmap.yaml": dump_yaml(manifests["device_plugin_configmap"]),
             "mig-parted-config.yaml": dump_yaml(self.mig_parted_config),
-            "mig-parted-configmap.yaml": dump_yaml(manifest(self.mig_parted_configmap)),
+            "mig-parted-configmap.yaml": dump_yaml(manifests["mig_parted_configmap"]),
             "gpu-operator-values.yaml": dump_yaml(self.gpu_operator_values),
             "plan.txt": self.table,
         }

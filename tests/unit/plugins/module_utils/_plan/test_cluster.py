@@ -4,6 +4,7 @@
 """plan_cluster: exact capacity of a good inventory, and every bad intent reported at once."""
 
 import pytest
+import yaml
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan import cluster as plan_module
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import plan_cluster
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import IntentErrors
@@ -83,6 +84,19 @@ def test_device_plugin_configmap_one_key_per_distinct_config():
         "namespace": "gpu-operator",
         "labels": {"app.kubernetes.io/managed-by": "gpuops.cluster"},
     }
+
+
+def test_manifests_hold_each_embedded_config_as_the_text_the_plan_file_has():
+    plan = plan_cluster(good_cluster())
+    manifests = plan.manifests(yaml.safe_dump)
+    device_plugin = manifests["device_plugin_configmap"]
+    assert device_plugin["metadata"] == plan.device_plugin_configmap["metadata"]
+    assert {key: yaml.safe_load(text) for key, text in device_plugin["data"].items()} == (
+        plan.device_plugin_configmap["data"]
+    )
+    assert all(isinstance(text, str) for text in manifests["mig_parted_configmap"]["data"].values())
+    files = plan.files(yaml.safe_dump, str)
+    assert yaml.safe_load(files["device-plugin-configmap.yaml"]) == device_plugin
 
 
 def test_gpu_operator_values_and_mig_parted_document():
