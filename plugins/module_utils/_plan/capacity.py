@@ -25,9 +25,12 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import CapacityError
 
 FULL_GPU_RESOURCE = "nvidia.com/gpu"
-# api/config/v1/sharing.go SharingStrategy values the collection can produce (it configures no MPS).
+# api/config/v1/sharing.go SharingStrategy values, which GFD writes as <resource>.sharing-strategy.
 SHARING_NONE = "none"
 SHARING_TIME_SLICING = "time-slicing"
+SHARING_MPS = "mps"
+# GFD's label for a node whose device-plugin config shares with MPS (the operator runs its MPS daemon there).
+MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def _arch_family(compute_capability):
     return families.get(major, "undefined")
 
 
-def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, sharing_applies):
+def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, sharing_applies, kind):
     """baseLabeler (product, count, replicas, sharing-strategy) and memory of resourceLabeler for one resource.
 
     MEMORY_MIB None: the value is not known here, so no memory label is predicted.
@@ -161,21 +164,26 @@ def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, s
         f"{resource}.product": product,
         f"{resource}.count": str(count),
         f"{resource}.replicas": str(replicas),
-        f"{resource}.sharing-strategy": SHARING_TIME_SLICING if replicas > 1 else SHARING_NONE,
+        f"{resource}.sharing-strategy": kind if replicas > 1 else SHARING_NONE,
     }
     if memory_mib:
         labels[f"{resource}.memory"] = str(memory_mib)
     return labels
 
 
-def gfd_labels(product, layouts, strategy, time_slicing):
-    """The GFD labels that follow from the intent alone (no driver, CUDA or machine labels)."""
+def gfd_labels(product, layouts, strategy, time_slicing, kind=SHARING_TIME_SLICING):
+    """The GFD labels that follow from the intent alone (no driver, CUDA or machine labels).
+
+    TIME_SLICING: the node's sharing settings (gpuops_time_slicing, or a normalized gpuops_mps with KIND mps).
+    """
     major, _dot, minor = (product.compute_capability or "").partition(".")
     any_full_gpu = any(not layout.mig_enabled for layout in layouts)
     # A GPU with MIG enabled is labelled without sharing; a MIG-disabled GPU of the same name wins.
     labels = _resource_labels(
-        FULL_GPU_RESOURCE, [product.name], len(layouts), product.memory_mib, time_slicing, any_full_gpu
+        FULL_GPU_RESOURCE, [product.name], len(layouts), product.memory_mib, time_slicing, any_full_gpu, kind
     )
+    if kind == SHARING_MPS and time_slicing:
+        labels[MPS_CAPABLE_LABEL] = "true"
     labels["nvidia.com/mig.capable"] = "true" if product.mig else "false"
     if product.compute_capability:
         # An unknown product (not in the catalog, not described by the inventory): not predicted.
@@ -196,24 +204,29 @@ def gfd_labels(product, layouts, strategy, time_slicing):
         if profile.memory_mib is None:
             # With strategy single the MIG device's memory replaces the full GPU's; unknown: predict none.
             labels.pop(f"{resource}.memory", None)
-        labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True))
+        labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True, kind))
         labels[f"{resource}.slices.gi"] = str(profile.compute_slices)
         labels[f"{resource}.slices.ci"] = str(profile.ci_slices)
     return dict(sorted(labels.items()))
 
 
-def node_capacity(product, layouts, strategy, time_slicing=None):
+def node_capacity(product, layouts, strategy, time_slicing=None, mps=None):
     """{"resources": {RESOURCE: COUNT}, "labels": {LABEL: VALUE}} for one node.
 
     product: a _gpu.catalog.Product; layouts: one GpuLayout per physical GPU; strategy: the
-    cluster's MIG strategy; time_slicing: the node's gpuops_time_slicing (None: no sharing).
+    cluster's MIG strategy; time_slicing: the node's gpuops_time_slicing (None: no sharing); mps: the node's
+    gpuops_mps after device_plugin.normalize_mps (replicas of nvidia.com/gpu, rename_by_default), which
+    multiplies and renames as time-slicing does (README, With CUDA MPS) but labels sharing-strategy mps.
     Raises CapacityError for a layout the device plugin refuses.
     """
+    kind = SHARING_TIME_SLICING
+    if mps is not None:
+        time_slicing, kind = mps, SHARING_MPS
     resources = {}
     for resource, devices in physical_resources(product, layouts, strategy).items():
         name = advertised_resource(resource, time_slicing)
         resources[name] = resources.get(name, 0) + devices * replicas_for(resource, time_slicing)
     return {
         "resources": dict(sorted(resources.items())),
-        "labels": gfd_labels(product, layouts, strategy, time_slicing),
+        "labels": gfd_labels(product, layouts, strategy, time_slicing, kind),
     }

@@ -42,8 +42,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin
     MIG_STRATEGIES,
     build_device_plugin_config,
     lint_device_plugin_config,
+    lint_mps,
+    lint_mps_for_node,
     lint_time_slicing,
     lint_time_slicing_for_node,
+    normalize_mps,
     normalize_time_slicing,
     whole_number,
 )
@@ -74,6 +77,7 @@ INTENT_VARIABLES = (
     "gpuops_mig_config",
     "gpuops_mig_configs",
     "gpuops_time_slicing",
+    "gpuops_mps",
     "gpuops_gpu_catalog_extra",
 )
 DEFAULT_MIG_STRATEGY = "none"
@@ -292,12 +296,14 @@ def _unselected_gpus(product, count, mig_config, mig_configs):
     return tuple(index for index in range(count or 0) if not any(entry_selects_gpu(e, index, product) for e in entries))
 
 
-def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, invalid_configs, layout_cache):
-    """A _NodeResult, or a list of (variable, message).
+def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, invalid_configs, layout_cache):
+    """A _NodeResult, or a list of (variable, message). SHARING: (gpuops_time_slicing, gpuops_mps).
 
     LAYOUT_CACHE keeps the MIG layouts per (product, count, config): nodes that differ only in sharing share them.
     """
+    time_slicing, mps = sharing
     problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(time_slicing)]
+    problems += [_split_path(message, "gpuops_mps") for message in lint_mps(mps, product.compute_capability)]
     layout_key = (product, count, canonical_json(mig_config))
     if layout_key not in layout_cache:
         layout_cache[layout_key] = (
@@ -308,10 +314,16 @@ def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, 
     problems += [("gpuops_mig_config", message) for message in layout_problems]
     if problems or strategy is None or count is None:
         return problems
+    mig_on = [index for index, layout in enumerate(layouts) if layout.mig_enabled]
+    problems = [
+        _split_path(message, "gpuops_mps") for message in lint_mps_for_node(mps, strategy, mig_on, time_slicing)
+    ]
+    if problems:
+        return problems
     time_slicing = normalize_time_slicing(time_slicing)
     try:
         resources = physical_resources(product, layouts, strategy)
-        capacity = node_capacity(product, layouts, strategy, time_slicing)
+        capacity = node_capacity(product, layouts, strategy, time_slicing, normalize_mps(mps))
     except CapacityError as error:
         return [("gpuops_mig_config", f"config {mig_config} with gpuops_mig_strategy {strategy}: {error}")]
     problems = [
@@ -319,8 +331,11 @@ def _plan_node(product, count, mig_config, time_slicing, strategy, mig_configs, 
     ]
     if problems:
         return problems
-    doc = build_device_plugin_config(strategy, time_slicing, list(resources))
-    problems = [("gpuops_time_slicing", f"device plugin config: {p}") for p in lint_device_plugin_config(doc)]
+    doc = build_device_plugin_config(strategy, time_slicing, list(resources), mps)
+    problems = [
+        ("gpuops_mps" if mps is not None else "gpuops_time_slicing", f"device plugin config: {p}")
+        for p in lint_device_plugin_config(doc, product.compute_capability)
+    ]
     return problems or _NodeResult(product, layouts, capacity, doc, unselected)
 
 
@@ -330,7 +345,8 @@ def plan_cluster(nodes, settings=None):
     SETTINGS overrides DEFAULT_SETTINGS (namespace, ConfigMap names). Returns a ClusterPlan or
     raises IntentErrors listing every problem of every host.
     """
-    settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    # Plain strings: a caller may pass str subclasses (Ansible's templated values), which the YAML dumpers refuse.
+    settings = {name: str(value) for name, value in {**DEFAULT_SETTINGS, **(settings or {})}.items()}
     errors = []
     if not nodes:
         raise IntentErrors([IntentError("gpu_nodes", "inventory", "the group has no hosts; add the GPU nodes to it")])
@@ -350,21 +366,22 @@ def plan_cluster(nodes, settings=None):
             errors.append(IntentError(host, "gpuops_gpu_count", problem))
         # A bad count still lets the rest of the host's intent be checked.
         if product is not None:
-            intents[host] = (product, count, intent.get("gpuops_mig_config"), intent.get("gpuops_time_slicing"))
+            sharing = (intent.get("gpuops_time_slicing"), intent.get("gpuops_mps"))
+            intents[host] = (product, count, intent.get("gpuops_mig_config"), sharing)
 
     if mig_manager == "operator":
         errors.extend(_mig_config_label_errors(intents))
     mig_products = {product for product, *_settings in intents.values() if product.mig}
     mig_doc = mig_parted_document(mig_products, user_configs)
     results, cache, layout_cache = {}, {}, {}
-    for host, (product, count, mig_config, time_slicing) in intents.items():
-        key = (product, count, canonical_json(mig_config), canonical_json(time_slicing))
+    for host, (product, count, mig_config, sharing) in intents.items():
+        key = (product, count, canonical_json(mig_config), canonical_json(sharing))
         if key not in cache:
             cache[key] = _plan_node(
                 product,
                 count,
                 mig_config,
-                time_slicing,
+                sharing,
                 strategy,
                 mig_doc["mig-configs"],
                 invalid_configs,
@@ -457,7 +474,7 @@ def label_value_problem(value):
 def _mig_config_label_errors(intents):
     """Errors for MIG configs whose name cannot be the value of the node label nvidia.com/mig.config."""
     errors = []
-    for host, (product, _count, mig_config, _time_slicing) in intents.items():
+    for host, (product, _count, mig_config, _sharing) in intents.items():
         if not product.mig or not isinstance(mig_config, str):
             continue
         problem = label_value_problem(mig_config)

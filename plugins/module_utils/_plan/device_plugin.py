@@ -1,11 +1,12 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""NVIDIA device plugin config (v1): build it from gpuops_time_slicing and lint it strictly.
+"""NVIDIA device plugin config (v1): build it from gpuops_time_slicing or gpuops_mps and lint it strictly.
 
 The rules below follow NVIDIA/k8s-device-plugin v0.20 (the version the GPU Operator ships):
 api/config/v1/ (config.go, flags.go, consts.go, resources.go, replicas.go, sharing.go, imex.go)
-and cmd/nvidia-device-plugin/main.go (validateFlags). The plugin parses its config non-strictly: a
+and cmd/nvidia-device-plugin/main.go (validateFlags); the MPS limits follow cmd/mps-control-daemon/mps/device.go
+and the README's "With CUDA MPS". The plugin parses its config non-strictly: a
 misplaced or misspelt key is dropped without a word, so the linters here reject every key that
 plugin version does not know.
 """
@@ -18,6 +19,7 @@ import re
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import DevicePluginConfigError
 
 VARIABLE = "gpuops_time_slicing"
+MPS_VARIABLE = "gpuops_mps"
 CONFIG_VERSION = "v1"
 RESOURCE_PREFIX = "nvidia.com"
 # consts.go DefaultSharedResourceNameSuffix: the name advertised when renameByDefault is true.
@@ -26,11 +28,13 @@ SHARED_SUFFIX = ".shared"
 MAX_RESOURCE_NAME_LENGTH = 63
 # replicas.go ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2".
 MIN_REPLICAS = 2
-# CUDA MPS documentation (Limitations): a Volta or newer MPS server serves at most 48 client
-# contexts per device, an older one 16. The plugin does not check this; clients beyond it fail.
+# cmd/mps-control-daemon/mps/device.go assertReplicas/maxClients: the plugin's MPS daemon refuses more
+# replicas than 48 per device at compute capability >= 7.5 (isAtLeastVolta compares with "v7.5"), else 16.
 MAX_MPS_REPLICAS = 48
-MAX_MPS_REPLICAS_PRE_VOLTA = 16
-VOLTA_COMPUTE_CAPABILITY = (7, 0)
+MAX_MPS_REPLICAS_BEFORE_7_5 = 16
+MPS_48_CLIENTS_FROM = (7, 5)
+# README "With CUDA MPS": the only resource MPS shares is nvidia.com/gpu, and only on full GPUs.
+MPS_RESOURCE = "nvidia.com/gpu"
 
 MIG_STRATEGIES = ("none", "single", "mixed")  # consts.go MigStrategy*
 DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")  # consts.go, strategy.go
@@ -39,6 +43,8 @@ DEVICE_ID_STRATEGIES = ("uuid", "index")  # consts.go DeviceIDStrategy*, main.go
 SHARED_DEVICES_ALLOCATION_POLICIES = ("distributed", "packed")
 
 TIME_SLICING_KEYS = ("replicas", "resources", "rename_by_default", "fail_requests_greater_than_one")
+# failRequestsGreaterThanOne is not offered: api/config/v1/config.go forces it to true for MPS.
+MPS_KEYS = ("replicas", "resources", "rename_by_default")
 # Device-plugin spellings a user may write under gpuops_time_slicing, and what to write instead.
 NATIVE_KEY_ADVICE = {
     "renameByDefault": "use 'rename_by_default'",
@@ -46,7 +52,7 @@ NATIVE_KEY_ADVICE = {
     "sharing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; the collection writes sharing",
     "timeSlicing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; "
     "the collection writes sharing.timeSlicing",
-    "mps": "gpuops_time_slicing configures time-slicing only; MPS is not configured by the collection",
+    "mps": "gpuops_time_slicing configures time-slicing only; set gpuops_mps for MPS (not both on one node)",
     "flags": "the MIG strategy comes from gpuops_mig_strategy; other plugin flags are not set here",
     "migStrategy": "set gpuops_mig_strategy (none | single | mixed) instead",
     "version": "leave it out; the collection writes version: v1",
@@ -293,10 +299,17 @@ def advertised_resource(resource: str, time_slicing: dict | None) -> str:
     return resource
 
 
-def build_device_plugin_config(mig_strategy: str, time_slicing: dict | None, resources: list[str]) -> dict:
-    """The device plugin config v1 for a node advertising RESOURCES (names before any sharing)."""
+def build_device_plugin_config(
+    mig_strategy: str, time_slicing: dict | None, resources: list[str], mps: dict | None = None
+) -> dict:
+    """The device plugin config v1 for a node advertising RESOURCES (names before any sharing).
+
+    MPS (a gpuops_mps value) writes sharing.mps instead of sharing.timeSlicing; the two exclude each other.
+    """
     if mig_strategy not in MIG_STRATEGIES:
         raise DevicePluginConfigError(f"mig_strategy must be one of {', '.join(MIG_STRATEGIES)}, got {mig_strategy!r}")
+    if mps is not None:
+        return _build_mps_config(mig_strategy, mps, time_slicing)
     problems = lint_time_slicing(time_slicing)
     for name in resources:
         problem = resource_name_problem(name)
@@ -323,6 +336,18 @@ def build_device_plugin_config(mig_strategy: str, time_slicing: dict | None, res
         time_slicing_config["resources"] = shared
         config["sharing"] = {"timeSlicing": time_slicing_config}
     return config
+
+
+def _build_mps_config(mig_strategy, mps, time_slicing):
+    problems = lint_mps(mps) + lint_mps_for_node(mps, mig_strategy, (), time_slicing)
+    if problems:
+        raise DevicePluginConfigError("; ".join(problems))
+    mps = normalize_mps(mps)
+    section = {}
+    if "rename_by_default" in mps:
+        section["renameByDefault"] = mps["rename_by_default"]
+    section["resources"] = [{"name": MPS_RESOURCE, "replicas": mps["replicas"]}]
+    return {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy}, "sharing": {"mps": section}}
 
 
 def _key_home(key) -> str | None:
@@ -438,12 +463,138 @@ def _lint_replicated(section, path, max_replicas, problems) -> None:
             problems.append(f"{where}.devices: the plugin ignores device selection and shares every device; drop it")
 
 
-def _mps_limit(compute_capability) -> int:
+def mps_limit(compute_capability) -> int:
+    """The most MPS replicas per GPU the plugin's MPS daemon accepts (48, or 16 below compute capability 7.5).
+
+    An unknown compute capability (a product outside the catalog) gets the higher limit: the plan cannot tell.
+    """
     if compute_capability is None:
         return MAX_MPS_REPLICAS
     major, _dot, minor = str(compute_capability).partition(".")
     version = (int(major), int(minor or 0))
-    return MAX_MPS_REPLICAS if version >= VOLTA_COMPUTE_CAPABILITY else MAX_MPS_REPLICAS_PRE_VOLTA
+    return MAX_MPS_REPLICAS if version >= MPS_48_CLIENTS_FROM else MAX_MPS_REPLICAS_BEFORE_7_5
+
+
+_MPS_NATIVE_KEY_ADVICE = {
+    "fail_requests_greater_than_one": "MPS always refuses a request for more than one replica "
+    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it",
+    "failRequestsGreaterThanOne": "MPS always refuses a request for more than one replica "
+    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it",
+    "renameByDefault": "use 'rename_by_default'",
+    "sharing": "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps",
+    "mps": "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps",
+    "timeSlicing": "time-slicing is gpuops_time_slicing; a node uses one of the two",
+    "migStrategy": "set gpuops_mig_strategy (none | single) instead",
+}
+
+
+def lint_mps(value, compute_capability=None) -> list[str]:
+    """Every problem in a gpuops_mps value, each naming its key path and what is valid.
+
+    COMPUTE_CAPABILITY ("8.9") of the node's GPUs sets the replica limit (mps_limit). None means no MPS.
+    """
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [
+            f"{MPS_VARIABLE}: must be a mapping such as {{replicas: 4}}, got {type(value).__name__}; "
+            f"omit {MPS_VARIABLE} for no MPS"
+        ]
+    limit = mps_limit(compute_capability)
+    problems = []
+    for key in value:
+        if key in MPS_KEYS:
+            continue
+        advice = _MPS_NATIVE_KEY_ADVICE.get(key)
+        if advice:
+            problems.append(f"{MPS_VARIABLE}.{key}: not a setting of gpuops_mps; {advice}")
+        else:
+            problems.append(f"{MPS_VARIABLE}.{key}: unknown key; {_suggest(key, MPS_KEYS)}")
+    if "replicas" not in value and "resources" not in value:
+        problems.append(f"{MPS_VARIABLE}: give 'replicas' (MPS clients per GPU), e.g. {{replicas: 4}}")
+    if "replicas" in value:
+        problem = _mps_replicas_problem(value["replicas"], limit, compute_capability)
+        if problem:
+            problems.append(f"{MPS_VARIABLE}.replicas: {problem}")
+    if "rename_by_default" in value and not isinstance(value["rename_by_default"], bool):
+        problems.append(f"{MPS_VARIABLE}.rename_by_default: must be true or false, got {value['rename_by_default']!r}")
+    if "resources" in value:
+        resources = value["resources"]
+        if not isinstance(resources, dict) or not resources:
+            problems.append(
+                f'{MPS_VARIABLE}.resources: must be a mapping such as {{"{MPS_RESOURCE}": 4}}; '
+                f"MPS shares {MPS_RESOURCE} only"
+            )
+            return problems
+        for name, replicas in resources.items():
+            where = f'{MPS_VARIABLE}.resources["{name}"]'
+            if name != MPS_RESOURCE:
+                problems.append(
+                    f"{where}: MPS shares only {MPS_RESOURCE} on full GPUs (the device plugin's README, "
+                    "With CUDA MPS); MIG devices can be time-sliced with gpuops_time_slicing instead"
+                )
+                continue
+            problem = _mps_replicas_problem(replicas, limit, compute_capability)
+            if problem:
+                problems.append(f"{where}: {problem}")
+    return problems
+
+
+def _mps_replicas_problem(value, limit, compute_capability):
+    problem = _replicas_problem(value, text_allowed=True)
+    if problem:
+        if whole_number(value) == 1:
+            problem += f"; 1 replica means no MPS: omit {MPS_VARIABLE}"
+        return problem
+    if whole_number(value) > limit:
+        where = f"compute capability {compute_capability}" if compute_capability else "these GPUs"
+        return (
+            f"must be <= {limit}, the most MPS clients per GPU the device plugin's MPS daemon accepts on {where} "
+            f"(48 from compute capability 7.5, else 16), got {whole_number(value)}"
+        )
+    return None
+
+
+def normalize_mps(value):
+    """A valid gpuops_mps as the sharing settings replicas_for/advertised_resource read: replicas as ints,
+    per-resource replicas folded in (MPS has one resource)."""
+    if not isinstance(value, dict):
+        return value
+    normalized = normalize_time_slicing(value)
+    overrides = normalized.get("resources") or {}
+    replicas = overrides.get(MPS_RESOURCE, normalized.get("replicas"))
+    result = {"replicas": replicas}
+    if "rename_by_default" in normalized:
+        result["rename_by_default"] = normalized["rename_by_default"]
+    return result
+
+
+def lint_mps_for_node(mps, mig_strategy, mig_enabled_gpus, time_slicing) -> list[str]:
+    """What the device plugin refuses for a node with gpuops_mps (MIG_ENABLED_GPUS: indexes with MIG on)."""
+    if mps is None:
+        return []
+    problems = []
+    if time_slicing is not None:
+        # README "Shared Access to GPUs": time-slicing and MPS are mutually exclusive; api/config/v1/sharing.go
+        # SharingStrategy picks MPS whenever it is set, so the time-slicing settings would be ignored.
+        problems.append(
+            f"{MPS_VARIABLE}: gpuops_mps and gpuops_time_slicing are both set; a node shares its GPUs one way "
+            "(the device plugin would use MPS and ignore time-slicing); keep one of them"
+        )
+    if mig_strategy == "mixed":
+        # cmd/nvidia-device-plugin/main.go validateFlags: "using --mig-strategy=mixed is not supported with MPS".
+        problems.append(
+            f"{MPS_VARIABLE}: the device plugin refuses MPS with gpuops_mig_strategy mixed (it does not start); "
+            "use gpuops_mig_strategy none or single, or gpuops_time_slicing on this node"
+        )
+    elif mig_enabled_gpus:
+        # README "With CUDA MPS": sharing with MPS is not supported on devices with MIG enabled.
+        problems.append(
+            f"{MPS_VARIABLE}: MPS is not supported on GPUs with MIG enabled (GPU "
+            f"{', '.join(map(str, mig_enabled_gpus))} of this node); use a MIG config that disables MIG "
+            "(all-disabled) or gpuops_time_slicing"
+        )
+    return problems
 
 
 def lint_device_plugin_config(doc, compute_capability: str | None = None) -> list[str]:
@@ -472,7 +623,14 @@ def lint_device_plugin_config(doc, compute_capability: str | None = None) -> lis
     if time_slicing is not None:
         _lint_replicated(time_slicing, "sharing.timeSlicing", None, problems)
     if mps is not None:
-        _lint_replicated(mps, "sharing.mps", _mps_limit(compute_capability), problems)
+        _lint_replicated(mps, "sharing.mps", mps_limit(compute_capability), problems)
+        for index, entry in enumerate(mps.get("resources") or []):
+            name = plugin_resource_name(entry.get("name")) if isinstance(entry, dict) else None
+            if isinstance(name, str) and name != MPS_RESOURCE:
+                problems.append(f"sharing.mps.resources[{index}].name: MPS shares only {MPS_RESOURCE}, got {name}")
+        if mps.get("failRequestsGreaterThanOne") is False:
+            # config.go: set to true for MPS whatever the file says.
+            problems.append("sharing.mps.failRequestsGreaterThanOne: the plugin forces it to true for MPS; drop it")
         # main.go validateFlags.
         if mig_strategy == "mixed":
             problems.append("sharing.mps: the plugin refuses MPS with flags.migStrategy mixed; use none or single")

@@ -27,10 +27,16 @@ def canonical_json(value):
 
 
 def device_plugin_config_key(doc):
-    """Stable ConfigMap key of a device-plugin config: the label value stays put while the doc does."""
-    if "sharing" not in doc:
+    """ConfigMap key of a device-plugin config, named by its content: `time-slicing-<hash>` or `mps-<hash>`.
+
+    The device plugin reloads only when the node label changes (cmd/config-manager follows the label, not
+    the ConfigMap data), so a changed config must get a new key and the label a new value.
+    """
+    sharing = doc.get("sharing")
+    if not sharing:
         return DEFAULT_DEVICE_PLUGIN_CONFIG
-    return "time-slicing-" + hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:8]
+    kind = "mps" if "mps" in sharing else "time-slicing"
+    return f"{kind}-" + hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:8]
 
 
 def configmap(name, namespace, data):

@@ -23,6 +23,8 @@ RUN_VARIABLES = (
     "gpuops_serial",
     "gpuops_max_fail_percentage",
     "gpuops_reboot",
+    # The controller's kubeconfig for the Kubernetes roles (gpu_operator, gpu_sharing).
+    "gpuops_kubeconfig",
     # Set during a run, not by users: a host reboots at most once per run; the plan playbook's result.
     "gpuops_host_rebooted",
     "gpuops_plan",

@@ -465,12 +465,17 @@ def test_invalid_device_plugin_configs(doc, expected):
     assert expected in problems[0], problems
 
 
-def test_mps_limit_is_16_before_volta():
+def test_mps_limit_is_16_below_compute_capability_7_5():
+    """NVIDIA/k8s-device-plugin cmd/mps-control-daemon/mps/device.go: maxClients is 48 when
+    isAtLeastVolta, which compares the compute capability with "v7.5" (so a V100, 7.0, gets 16)."""
     assert lint_device_plugin_config(mps(16), compute_capability="6.1") == []
     assert lint_device_plugin_config(mps(17), compute_capability="6.1") == [
         "sharing.mps.resources[0].replicas: must be <= 16 (the most clients an MPS server serves per device), got 17"
     ]
-    assert lint_device_plugin_config(mps(48), compute_capability="7.0") == []
+    assert lint_device_plugin_config(mps(16), compute_capability="7.0") == []
+    assert len(lint_device_plugin_config(mps(17), compute_capability="7.0")) == 1
+    assert lint_device_plugin_config(mps(48), compute_capability="7.5") == []
+    assert len(lint_device_plugin_config(mps(49), compute_capability="7.5")) == 1
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,59 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters of the gpu_sharing role: what to send to the cluster, read from the plan and the Node objects."""
+
+from __future__ import annotations
+
+import json
+
+from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_sharing import (
+    capacity_differences,
+    configmap_data,
+    describe_differences,
+    mig_failure_messages,
+    mig_states,
+    node_changes,
+)
+
+
+def _plain(value):
+    # Templated values carry Ansible's tagged types; the functions want plain ones.
+    return json.loads(json.dumps(value, default=to_text))
+
+
+def gpu_sharing_node_changes(capacity, nodes):
+    return node_changes(_plain(capacity), _plain(nodes))
+
+
+def gpu_sharing_configmap_data(planned_data, existing_data, nodes, plan_hosts):
+    return configmap_data(_plain(planned_data), _plain(existing_data), _plain(nodes), _plain(plan_hosts))
+
+
+def gpu_sharing_mig_states(capacity, nodes):
+    return mig_states(_plain(capacity), _plain(nodes))
+
+
+def gpu_sharing_capacity_differences(capacity, nodes):
+    return describe_differences(capacity_differences(_plain(capacity), _plain(nodes)))
+
+
+def gpu_sharing_mig_failures(capacity, failed, log_results, namespace):
+    """LOG_RESULTS: the results of a kubernetes.core.k8s_log loop whose items carry the node name in item.item."""
+    logs = {
+        result["item"]["item"]: (str(result.get("msg")) if result.get("failed") else result.get("log_lines") or [])
+        for result in _plain(log_results or [])
+    }
+    return mig_failure_messages(_plain(capacity), _plain(failed), logs, namespace)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "gpu_sharing_node_changes": gpu_sharing_node_changes,
+            "gpu_sharing_configmap_data": gpu_sharing_configmap_data,
+            "gpu_sharing_mig_states": gpu_sharing_mig_states,
+            "gpu_sharing_capacity_differences": gpu_sharing_capacity_differences,
+            "gpu_sharing_mig_failures": gpu_sharing_mig_failures,
+        }
