@@ -17,8 +17,8 @@ SCENARIO ?=
 # Real nvidia-smi outputs published elsewhere; tests that use them skip (saying so) when absent.
 GPUOPS_NVSMI_FIXTURES ?= $(abspath ../shared/fixtures/nvidia-smi)
 export GPUOPS_NVSMI_FIXTURES
-# The real Kubernetes binaries (kube-multi.xz) the rke2 scenario's stand-in release runs; without
-# them that scenario is skipped, saying so.
+# The real Kubernetes binaries (kube-multi.xz) the rke2 scenario's stand-in release and the cluster
+# scenario's harness run; without them those scenarios are skipped, saying so.
 GPUOPS_KUBERNETES_TOOLS ?= $(abspath ../shared/tools/kubernetes)
 export GPUOPS_KUBERNETES_TOOLS
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
@@ -125,6 +125,9 @@ molecule: $(VENV)/.test collection
 	  echo "== molecule scenario $$s"; start=$$(date +%s); \
 	  if [ "$$s" = rke2 ] && [ ! -f "$$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz" ]; then \
 	    echo "== molecule scenario rke2 SKIPPED: $$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz is missing (set GPUOPS_KUBERNETES_TOOLS)"; \
+	    continue; fi; \
+	  if [ "$$s" = cluster ] && [ -z "$${GPUOPS_CLUSTER_KUBECONFIG:-}" ] && [ ! -f "$$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz" ]; then \
+	    echo "== molecule scenario cluster SKIPPED: $$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz is missing (set GPUOPS_KUBERNETES_TOOLS, or GPUOPS_CLUSTER_KUBECONFIG to a cluster of yours)"; \
 	    continue; fi; \
 	  tests/testbed/run-molecule test -s $$s; \
 	  echo "== molecule scenario $$s passed in $$(( $$(date +%s) - start )) s"; \

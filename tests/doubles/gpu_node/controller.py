@@ -1,0 +1,270 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One reconcile pass a second over every described GPU node: what the kubelet, the GPU Operator,
+mig-manager, the device plugin and GFD would each do on it. See README.md."""
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import yaml
+
+from . import device_plugin, mig_parted
+from .cluster import Cluster, now
+from .hardware import Node
+
+FAULT = "gpuops.test/"
+MIG_CONFIG, MIG_STATE = "nvidia.com/mig.config", "nvidia.com/mig.config.state"
+PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
+# The operator's per-node switches; mig-manager pauses these while it reconfigures the GPUs.
+DEPLOY_LABELS = (
+    "device-plugin",
+    "gpu-feature-discovery",
+    "dcgm",
+    "dcgm-exporter",
+    "mig-manager",
+    "container-toolkit",
+    "driver",
+    "operator-validator",
+    "node-status-exporter",
+)
+PAUSED_BY_MIG_MANAGER = ("device-plugin", "gpu-feature-discovery", "dcgm", "dcgm-exporter")
+# The ClusterPolicy's operand states (gpu-operator's stateNames), by the spec key that enables them.
+OPERANDS = (
+    ("driver", "state-driver", True),
+    ("toolkit", "state-container-toolkit", True),
+    ("validator", "state-operator-validation", True),
+    ("devicePlugin", "state-device-plugin", True),
+    ("dcgm", "state-dcgm", False),
+    ("dcgmExporter", "state-dcgm-exporter", True),
+    ("gfd", "gpu-feature-discovery", True),
+    ("migManager", "state-mig-manager", True),
+    ("nodeStatusExporter", "state-node-status-exporter", False),
+)
+
+
+def log(message: str) -> None:
+    print(f"{now()} gpu-node: {message}", file=sys.stderr, flush=True)
+
+
+def enabled(spec: dict, key: str, default: bool = True) -> bool:
+    return bool((spec.get(key) or {}).get("enabled", default))
+
+
+def is_gfd_label(key: str) -> bool:
+    if key in ("nvidia.com/mig.capable", "nvidia.com/mps.capable", "nvidia.com/mig.strategy"):
+        return True
+    if key.startswith("nvidia.com/gpu."):
+        return not key.startswith(("nvidia.com/gpu.deploy.", "nvidia.com/gpu.present", "nvidia.com/gpu.workload"))
+    return key.startswith("nvidia.com/mig-")
+
+
+@dataclass
+class NodeState:
+    """What the node's GPUs and running plugin hold between passes."""
+
+    gpus: list
+    mig_applied: str | None = None  # the mig.config value last acted on
+    mig_pending_since: float | None = None
+    paused: list = field(default_factory=list)
+    plugin_key: tuple | None = None  # (label value, MIG layout) the plugin loaded its config for
+    plugin_config: dict | None = None
+    advertised: set = field(default_factory=set)
+    lease_renewed: float = 0.0
+
+
+class Controller:
+    def __init__(self, cluster: Cluster, hardware: dict[str, Node], namespace: str) -> None:
+        self.cluster, self.hardware, self.default_namespace = cluster, hardware, namespace
+        self.state = {name: NodeState(mig_parted.initial(node)) for name, node in hardware.items()}
+        self.reported_errors: set = set()
+
+    def error_once(self, message: str) -> None:
+        if message not in self.reported_errors:
+            self.reported_errors.add(message)
+            log(message)
+
+    def register(self) -> None:
+        existing = self.cluster.nodes()
+        for name in self.hardware:
+            if name not in existing:
+                self.cluster.register(name)
+                log(f"registered node {name}")
+
+    def reconcile(self) -> None:
+        policy = self.cluster.cluster_policy()
+        spec = (policy or {}).get("spec") or {}
+        namespace = self.cluster.operator_namespace(self.default_namespace)
+        nodes = self.cluster.nodes()
+        for name, hardware in self.hardware.items():
+            node = nodes.get(name)
+            if node is None:
+                self.cluster.register(name)
+                log(f"registered node {name} again (it had been deleted)")
+                continue
+            self.reconcile_node(hardware, node, policy, spec, namespace)
+        if policy:
+            self.report_operator(policy, spec, namespace)
+
+    def reconcile_node(self, hardware: Node, node: dict, policy, spec: dict, namespace: str) -> None:
+        state = self.state[hardware.name]
+        labels = dict(node["metadata"].get("labels") or {})
+        annotations = node["metadata"].get("annotations") or {}
+        wanted = dict(labels)
+        if time.monotonic() - state.lease_renewed > 10:
+            self.cluster.renew_lease(hardware.name)
+            state.lease_renewed = time.monotonic()
+        if policy:
+            self.operator_labels(hardware, wanted)
+            if enabled(spec, "migManager") and hardware.mig_capable:
+                self.mig_manager(hardware, state, wanted, annotations, spec, namespace)
+        plugin_on = (
+            bool(policy)
+            and enabled(spec, "devicePlugin")
+            and wanted.get("nvidia.com/gpu.deploy.device-plugin") == "true"
+        )
+        config = self.plugin_config(hardware, state, wanted, spec, namespace) if plugin_on else None
+        gfd = {}
+        if (
+            config is not None
+            and enabled(spec, "gfd")
+            and wanted.get("nvidia.com/gpu.deploy.gpu-feature-discovery") == "true"
+        ):
+            gfd = device_plugin.gfd_labels(hardware, state.gpus, config)
+        for key in [key for key in wanted if is_gfd_label(key)]:
+            if key not in gfd:
+                del wanted[key]
+        wanted |= gfd
+        if wanted != labels:
+            self.cluster.patch_labels(hardware.name, {key: wanted.get(key) for key in {*labels, *wanted}})
+        self.advertise(hardware, state, node, config, annotations)
+
+    def operator_labels(self, hardware: Node, labels: dict) -> None:
+        """What the operator puts on a GPU node (NFD saw PCI vendor 10de): the deploy switches."""
+        labels.setdefault("feature.node.kubernetes.io/pci-10de.present", "true")
+        labels.setdefault("nvidia.com/gpu.present", "true")
+        for operand in DEPLOY_LABELS:
+            labels.setdefault(f"nvidia.com/gpu.deploy.{operand}", "true")
+
+    def mig_manager(self, hardware, state: NodeState, labels: dict, annotations: dict, spec, namespace) -> None:
+        """mig-manager's reconfigure: pending (operands paused), then success or failed."""
+        migspec = spec.get("migManager") or {}
+        if MIG_CONFIG not in labels:  # the operator's default for MIG-capable nodes
+            labels[MIG_CONFIG] = (migspec.get("config") or {}).get("default") or "all-disabled"
+        wanted = labels[MIG_CONFIG]
+        if wanted == state.mig_applied and state.mig_pending_since is None:
+            return
+        if state.mig_pending_since is None:
+            state.mig_pending_since = time.monotonic()
+            labels[MIG_STATE] = "pending"
+            for operand in PAUSED_BY_MIG_MANAGER:
+                if labels.get(f"nvidia.com/gpu.deploy.{operand}") == "true":
+                    labels[f"nvidia.com/gpu.deploy.{operand}"] = "paused-for-mig-change"
+                    state.paused.append(operand)
+            log(f"{hardware.name}: mig-manager applying {wanted}")
+            return
+        if time.monotonic() - state.mig_pending_since < 1:
+            return  # the reconfiguration takes a while
+        name = (migspec.get("config") or {}).get("name") or "default-mig-parted-config"
+        data = self.cluster.configmap_data(namespace, name)
+        try:
+            if FAULT + "mig-manager-fail" in annotations:
+                raise mig_parted.MigConfigError(annotations[FAULT + "mig-manager-fail"] or "injected failure")
+            if data is None or "config.yaml" not in data:
+                raise mig_parted.MigConfigError(f"ConfigMap {namespace}/{name} with key config.yaml not found")
+            state.gpus = mig_parted.apply(yaml.safe_load(data["config.yaml"]), wanted, hardware, state.gpus)
+        except (mig_parted.MigConfigError, yaml.YAMLError) as error:
+            labels[MIG_STATE] = "failed"
+            log(f"{hardware.name}: mig-manager failed to apply {wanted}: {error}")
+        else:
+            labels[MIG_STATE] = "success"
+            log(f"{hardware.name}: mig-manager applied {wanted}")
+        for operand in state.paused:
+            labels[f"nvidia.com/gpu.deploy.{operand}"] = "true"
+        state.paused, state.mig_applied, state.mig_pending_since = [], wanted, None
+
+    def plugin_config(self, hardware: Node, state: NodeState, labels: dict, spec: dict, namespace: str):
+        """The config the device plugin runs with. Its config-manager reloads only when the node's
+        label changes (or the plugin restarts after a MIG change), not when the ConfigMap does."""
+        plugin = spec.get("devicePlugin") or {}
+        source = plugin.get("config") or {}
+        key = labels.get(PLUGIN_CONFIG) or source.get("default") or ""
+        layout = tuple(state.gpus)
+        if state.plugin_key == (key, layout) and state.plugin_config is not None:
+            return state.plugin_config
+        strategy = (spec.get("mig") or {}).get("strategy") or "single"
+        config: dict = {"version": "v1", "flags": {"migStrategy": strategy}}
+        if source.get("name"):
+            data = self.cluster.configmap_data(namespace, source["name"])
+            if data is None or (key not in data and not (key == "" and len(data) == 1)):
+                self.error_once(
+                    f"{hardware.name}: device plugin: no config {key!r} in ConfigMap "
+                    f"{namespace}/{source['name']}; keeps its previous config"
+                )
+                return state.plugin_config
+            loaded = yaml.safe_load(data[key] if key in data else next(iter(data.values()))) or {}
+            loaded.setdefault("flags", {}).setdefault("migStrategy", strategy)
+            config = loaded
+        state.plugin_key, state.plugin_config = (key, layout), config
+        log(f"{hardware.name}: device plugin (re)started with config {key or 'default'}")
+        return config
+
+    def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict) -> None:
+        """The kubelet's view of the plugin's devices: capacity and allocatable per resource. A
+        resource the plugin stopped advertising stays at 0, as the kubelet keeps it."""
+        capacity, allocatable = {}, {}
+        if config is not None:
+            unhealthy = int(annotations.get(FAULT + "unhealthy-gpus", "0") or 0)
+            broken = set(range(max(0, hardware.count - unhealthy), hardware.count))
+            try:
+                capacity, allocatable = device_plugin.advertised(hardware, state.gpus, config, broken)
+            except device_plugin.PluginError as error:
+                self.error_once(f"{hardware.name}: device plugin: {error}")
+        status = node.get("status") or {}
+        for name in state.advertised | {key for key in status.get("capacity", {}) if key.startswith("nvidia.com/")}:
+            capacity.setdefault(name, 0)
+            allocatable.setdefault(name, 0)
+        state.advertised |= set(capacity)
+        wanted_capacity = {**status.get("capacity", {}), **{k: str(v) for k, v in capacity.items()}}
+        wanted_allocatable = {**status.get("allocatable", {}), **{k: str(v) for k, v in allocatable.items()}}
+        if wanted_capacity != status.get("capacity") or wanted_allocatable != status.get("allocatable"):
+            self.cluster.patch_status(hardware.name, {"capacity": wanted_capacity, "allocatable": wanted_allocatable})
+            log(f"{hardware.name}: advertises {capacity} (allocatable {allocatable})")
+
+    def report_operator(self, policy: dict, spec: dict, namespace: str) -> None:
+        """The ClusterPolicy status as gpu-operator's controller writes it."""
+        never = {
+            item.strip()
+            for item in (policy["metadata"].get("annotations") or {}).get(FAULT + "operand-never-ready", "").split(",")
+            if item.strip()
+        }
+        not_ready = [state for key, state, default in OPERANDS if enabled(spec, key, default) and state in never]
+        status = policy.get("status") or {}
+        if not_ready:
+            state = "notReady"
+            message = f"ClusterPolicy is not ready, states not ready: [{' '.join(not_ready)}]"
+            conditions = [("Ready", "False", "OperandNotReady", message), ("Error", "True", "OperandNotReady", message)]
+        else:
+            state = "ready"
+            message = "ClusterPolicy is ready as all resources have been successfully reconciled"
+            conditions = [("Ready", "True", "Reconciled", message), ("Error", "False", "Ready", "")]
+        previous = {item["type"]: item for item in status.get("conditions") or []}
+        wanted = []
+        for kind, value, reason, text in conditions:
+            old = previous.get(kind) or {}
+            changed = old.get("status") != value
+            wanted.append(
+                {
+                    "type": kind,
+                    "status": value,
+                    "reason": reason,
+                    "message": text,
+                    "lastTransitionTime": now() if changed else old["lastTransitionTime"],
+                }
+            )
+        if status.get("state") != state or status.get("namespace") != namespace or status.get("conditions") != wanted:
+            self.cluster.patch_cluster_policy_status(
+                policy["metadata"]["name"], {"state": state, "namespace": namespace, "conditions": wanted}
+            )
+            log(f"ClusterPolicy {policy['metadata']['name']}: {state} {message}")
