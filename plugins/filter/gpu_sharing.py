@@ -40,9 +40,10 @@ def gpu_sharing_capacity_differences(capacity, nodes):
 
 
 def gpu_sharing_mig_failures(capacity, failed, log_results, namespace):
-    """LOG_RESULTS: the results of a kubernetes.core.k8s_log loop whose items carry the node name in item.item."""
+    """LOG_RESULTS: the results of a kubernetes.core.k8s_log loop whose items carry the node name in item.item;
+    a result without log_lines is a log that could not be read, and its msg says why."""
     logs = {
-        result["item"]["item"]: (str(result.get("msg")) if result.get("failed") else result.get("log_lines") or [])
+        result["item"]["item"]: (result["log_lines"] or [] if "log_lines" in result else str(result.get("msg")))
         for result in _plain(log_results or [])
     }
     return mig_failure_messages(_plain(capacity), _plain(failed), logs, namespace)

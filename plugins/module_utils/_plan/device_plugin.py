@@ -198,6 +198,21 @@ def _replicas_problem(value, maximum=None, text_allowed=False) -> str | None:
     return None
 
 
+def _key_problems(value, variable, known, advice_by_key, misplaced) -> list[str]:
+    """A problem for each key of VALUE outside KNOWN: the advice for a key the plugin's own config has, else
+    the nearest known key."""
+    problems = []
+    for key in value:
+        if key in known:
+            continue
+        advice = advice_by_key.get(key)
+        if advice:
+            problems.append(f"{variable}.{key}: {misplaced}; {advice}")
+        else:
+            problems.append(f"{variable}.{key}: unknown key; {_suggest(key, known)}")
+    return problems
+
+
 def lint_time_slicing(value) -> list[str]:
     """Every problem in a gpuops_time_slicing value, each naming its key path and what is valid.
 
@@ -211,15 +226,9 @@ def lint_time_slicing(value) -> list[str]:
             f"{VARIABLE}: must be a mapping such as {{replicas: 4}}, got {type(value).__name__}; "
             f"omit {VARIABLE} for no time-slicing"
         ]
-    problems = []
-    for key in value:
-        if key in TIME_SLICING_KEYS:
-            continue
-        advice = NATIVE_KEY_ADVICE.get(key)
-        if advice:
-            problems.append(f"{VARIABLE}.{key}: device plugin key in the wrong place; {advice}")
-        else:
-            problems.append(f"{VARIABLE}.{key}: unknown key; {_suggest(key, TIME_SLICING_KEYS)}")
+    problems = _key_problems(
+        value, VARIABLE, TIME_SLICING_KEYS, NATIVE_KEY_ADVICE, "device plugin key in the wrong place"
+    )
     if "replicas" not in value and "resources" not in value:
         problems.append(f"{VARIABLE}: give 'replicas' (for every resource) and/or 'resources' (per resource)")
     if "replicas" in value:
@@ -475,14 +484,19 @@ def mps_limit(compute_capability) -> int:
     return MAX_MPS_REPLICAS if version >= MPS_48_CLIENTS_FROM else MAX_MPS_REPLICAS_BEFORE_7_5
 
 
+_MPS_ALWAYS_ONE = (
+    "MPS always refuses a request for more than one replica "
+    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it"
+)
+_MPS_WRITTEN_BY_COLLECTION = (
+    "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps"
+)
 _MPS_NATIVE_KEY_ADVICE = {
-    "fail_requests_greater_than_one": "MPS always refuses a request for more than one replica "
-    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it",
-    "failRequestsGreaterThanOne": "MPS always refuses a request for more than one replica "
-    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it",
+    "fail_requests_greater_than_one": _MPS_ALWAYS_ONE,
+    "failRequestsGreaterThanOne": _MPS_ALWAYS_ONE,
     "renameByDefault": "use 'rename_by_default'",
-    "sharing": "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps",
-    "mps": "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps",
+    "sharing": _MPS_WRITTEN_BY_COLLECTION,
+    "mps": _MPS_WRITTEN_BY_COLLECTION,
     "timeSlicing": "time-slicing is gpuops_time_slicing; a node uses one of the two",
     "migStrategy": "set gpuops_mig_strategy (none | single) instead",
 }
@@ -501,15 +515,7 @@ def lint_mps(value, compute_capability=None) -> list[str]:
             f"omit {MPS_VARIABLE} for no MPS"
         ]
     limit = mps_limit(compute_capability)
-    problems = []
-    for key in value:
-        if key in MPS_KEYS:
-            continue
-        advice = _MPS_NATIVE_KEY_ADVICE.get(key)
-        if advice:
-            problems.append(f"{MPS_VARIABLE}.{key}: not a setting of gpuops_mps; {advice}")
-        else:
-            problems.append(f"{MPS_VARIABLE}.{key}: unknown key; {_suggest(key, MPS_KEYS)}")
+    problems = _key_problems(value, MPS_VARIABLE, MPS_KEYS, _MPS_NATIVE_KEY_ADVICE, "not a setting of gpuops_mps")
     if "replicas" not in value and "resources" not in value:
         problems.append(f"{MPS_VARIABLE}: give 'replicas' (MPS clients per GPU), e.g. {{replicas: 4}}")
     if "replicas" in value:
