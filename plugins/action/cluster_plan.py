@@ -20,6 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster impor
     INTENT_VARIABLES,
     plan_cluster,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents import settings_problems
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import IntentError, IntentErrors
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory import (
     RUN_VARIABLES,
@@ -40,9 +41,16 @@ DEFAULT_DEST_NAME = ".gpuops-plan"
 ARGUMENT_SPEC = {
     "dest": {"type": "path"},
     "group": {"type": "str", "default": "gpu_nodes"},
-    "namespace": {"type": "str", "default": DEFAULT_SETTINGS["namespace"]},
-    "device_plugin_configmap": {"type": "str", "default": DEFAULT_SETTINGS["device_plugin_configmap"]},
-    "mig_configmap": {"type": "str", "default": DEFAULT_SETTINGS["mig_configmap"]},
+    "namespace": {"type": "str"},
+    "device_plugin_configmap": {"type": "str"},
+    "mig_configmap": {"type": "str"},
+}
+# Cluster-wide inventory variables that name the settings a task leaves out, so the plan playbook and
+# every Kubernetes role agree on one namespace and one pair of ConfigMap names.
+SETTING_VARIABLES = {
+    "namespace": "gpuops_operator_namespace",
+    "device_plugin_configmap": "gpuops_device_plugin_configmap",
+    "mig_configmap": "gpuops_mig_configmap",
 }
 
 
@@ -187,11 +195,14 @@ class ActionModule(ActionBase):
         if args["group"] not in groups:
             return {**result, "failed": True, "msg": f"group {args['group']!r} is not in the inventory"}
         nodes, errors = read_intent(hostvars, groups[args["group"]], checker)
-        settings = {
-            "namespace": args["namespace"],
-            "device_plugin_configmap": args["device_plugin_configmap"],
-            "mig_configmap": args["mig_configmap"],
-        }
+        settings, sources = {}, {}
+        for name, variable in SETTING_VARIABLES.items():
+            if args[name] is not None:
+                settings[name], sources[name] = args[name], f"option {name}"
+            else:
+                settings[name] = _plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
+                sources[name] = variable
+        errors += [IntentError("all", sources[name], message) for name, message in settings_problems(settings).items()]
         try:
             plan = plan_cluster(nodes, settings)
         except IntentErrors as invalid:

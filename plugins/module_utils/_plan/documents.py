@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -37,6 +38,26 @@ def device_plugin_config_key(doc):
         return DEFAULT_DEVICE_PLUGIN_CONFIG
     kind = "mps" if "mps" in sharing else "time-slicing"
     return f"{kind}-" + hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:8]
+
+
+# k8s.io/apimachinery validation: namespaces are DNS-1123 labels, ConfigMap names DNS-1123 subdomains.
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+SETTING_RULES = {
+    "namespace": (_DNS_LABEL, 63, "a DNS-1123 label: lower-case letters, digits and '-', at most 63"),
+    "device_plugin_configmap": (_DNS_SUBDOMAIN, 253, "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'"),
+    "mig_configmap": (_DNS_SUBDOMAIN, 253, "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'"),
+}
+
+
+def settings_problems(settings):
+    """{setting: message} for each namespace or ConfigMap name the API server would refuse."""
+    problems = {}
+    for name, (pattern, limit, rule) in SETTING_RULES.items():
+        value = settings.get(name)
+        if not isinstance(value, str) or len(value) > limit or not pattern.match(value):
+            problems[name] = f"must be {rule}, got {value!r}"
+    return problems
 
 
 def configmap(name, namespace, data):

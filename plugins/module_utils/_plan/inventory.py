@@ -25,6 +25,10 @@ RUN_VARIABLES = (
     "gpuops_reboot",
     # The controller's kubeconfig for the Kubernetes roles (gpu_operator, gpu_sharing).
     "gpuops_kubeconfig",
+    # Where the GPU Operator runs and the names of the ConfigMaps its operands read (plan and roles).
+    "gpuops_operator_namespace",
+    "gpuops_device_plugin_configmap",
+    "gpuops_mig_configmap",
     # Set during a run, not by users: a host reboots at most once per run; the plan playbook's result.
     "gpuops_host_rebooted",
     "gpuops_plan",

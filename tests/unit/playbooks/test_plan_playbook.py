@@ -103,3 +103,24 @@ def test_a_directory_in_place_of_a_plan_file_fails_before_writing(run_plan, tmp_
     assert failed.returncode != 0
     assert "plan.txt is a directory" in failed.stdout
     assert [path.name for path in plan_dir.iterdir()] == ["plan.txt"]
+
+
+def test_cluster_wide_names_reach_every_plan_file(run_plan, tmp_path):
+    plan_dir = tmp_path / "plan"
+    names = ["-e", "gpuops_operator_namespace=gpu-ops", "-e", "gpuops_device_plugin_configmap=dp.config"]
+    result = run_plan(EXAMPLE, plan_dir, *names, "-e", "gpuops_mig_configmap={{ 'mig-' ~ 'layouts' }}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    device_plugin = (plan_dir / "device-plugin-configmap.yaml").read_text()
+    assert "name: dp.config\n  namespace: gpu-ops\n" in device_plugin
+    assert "name: mig-layouts\n  namespace: gpu-ops\n" in (plan_dir / "mig-parted-configmap.yaml").read_text()
+    # The example's MIG is applied by the mig role: the operator's mig-manager, which names the other, is off.
+    assert "    name: dp.config\n" in (plan_dir / "gpu-operator-values.yaml").read_text()
+
+
+def test_a_namespace_the_api_refuses_fails_naming_the_variable(run_plan, tmp_path):
+    plan_dir = tmp_path / "plan"
+    result = run_plan(EXAMPLE, plan_dir, "-e", "gpuops_operator_namespace=GPU_Operator")
+    assert result.returncode != 0
+    assert "all: gpuops_operator_namespace: must be a DNS-1123 label" in result.stdout
+    assert "got 'GPU_Operator'" in result.stdout
+    assert not plan_dir.exists()
