@@ -34,7 +34,9 @@ attributes:
     description: The module changes nothing, so there is no diff to show.
   facts:
     support: full
-    description: Sets RV(ansible_facts), the results under names prefixed C(nvidia_).
+    description:
+      - Sets RV(ansible_facts), the results under names prefixed C(nvidia_gpu), which no role of the collection uses
+        for its variables.
   idempotent:
     support: full
     description: The module only reads; C(changed) is always false.
@@ -160,9 +162,9 @@ ansible_facts:
     nvidia_gpu_detected: {description: Same as RV(gpu_detected)., type: bool, returned: always}
     nvidia_gpu_reason: {description: Same as RV(reason)., type: str, returned: always}
     nvidia_gpus: {description: Same as RV(gpus)., type: list, elements: dict, returned: always}
-    nvidia_driver_version: {description: Same as RV(driver_version)., type: str, returned: always}
-    nvidia_cuda_version: {description: Same as RV(cuda_version)., type: str, returned: always}
-    nvidia_nvswitch_present: {description: Same as RV(nvswitch_present)., type: bool, returned: always}
+    nvidia_gpu_driver_version: {description: Same as RV(driver_version)., type: str, returned: always}
+    nvidia_gpu_cuda_version: {description: Same as RV(cuda_version)., type: str, returned: always}
+    nvidia_gpu_nvswitch_present: {description: Same as RV(nvswitch_present)., type: bool, returned: always}
 """
 
 import glob
@@ -279,9 +281,10 @@ def main():
         "nvidia_gpu_detected": result["gpu_detected"],
         "nvidia_gpu_reason": result["reason"],
         "nvidia_gpus": result["gpus"],
-        "nvidia_driver_version": result["driver_version"],
-        "nvidia_cuda_version": result["cuda_version"],
-        "nvidia_nvswitch_present": result["nvswitch_present"],
+        # nvidia_gpu_*, never nvidia_driver_*: facts are variables too, and would shadow the nvidia_driver role's.
+        "nvidia_gpu_driver_version": result["driver_version"],
+        "nvidia_gpu_cuda_version": result["cuda_version"],
+        "nvidia_gpu_nvswitch_present": result["nvswitch_present"],
     }
     module.exit_json(changed=False, ansible_facts=facts, **result)
 

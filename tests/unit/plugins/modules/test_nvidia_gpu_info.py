@@ -119,6 +119,16 @@ def test_mig_gpu_with_recorded_tables(read_published_text):
     ]
     assert [ci["id"] for ci in gpu["gpu_instances"][0]["compute_instances"]] == [0, 1]
     assert result["ansible_facts"]["nvidia_gpus"] == result["gpus"] and result["changed"] is False
+    # Facts are variables too: none may take the name of a role variable (nvidia_driver_version).
+    assert sorted(result["ansible_facts"]) == [
+        "nvidia_gpu_cuda_version",
+        "nvidia_gpu_detected",
+        "nvidia_gpu_driver_version",
+        "nvidia_gpu_nvswitch_present",
+        "nvidia_gpu_reason",
+        "nvidia_gpus",
+    ]
+    assert result["ansible_facts"]["nvidia_gpu_driver_version"] == result["driver_version"]
 
 
 def test_unknown_product_warns_and_skips_mig_queries(seed_fixture):
