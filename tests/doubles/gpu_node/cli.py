@@ -21,18 +21,24 @@ from .controller import Controller, log
 
 def run(arguments) -> None:
     described = hardware.load(arguments.hardware)
-    controller = Controller(Cluster(str(arguments.kubeconfig)), described, arguments.namespace)
+    # Real-kubelet nodes: DIR/nodes/<node>/kubelet/device-plugins and DIR/nodes/<node>/gpu (tests/harness).
+    controller = Controller(
+        Cluster(str(arguments.kubeconfig)), described, arguments.namespace, Path(arguments.dir).resolve() / "nodes"
+    )
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     controller.register()
     Path(arguments.dir, "gpu-node.ready").write_text(f"{len(described)} nodes\n")
     log(f"serving nodes {', '.join(described)}")
-    while True:
-        began = time.monotonic()
-        try:
-            controller.reconcile()
-        except Exception as error:  # the API may be restarting: try again on the next pass
-            log(f"reconcile failed: {error!r}")
-        time.sleep(max(0.1, 1 - (time.monotonic() - began)))
+    try:
+        while True:
+            began = time.monotonic()
+            try:
+                controller.reconcile()
+            except Exception as error:  # the API may be restarting: try again on the next pass
+                log(f"reconcile failed: {error!r}")
+            time.sleep(max(0.1, 1 - (time.monotonic() - began)))
+    finally:
+        controller.stop()  # the plugins' sockets go with the process
 
 
 def pid_of(directory: Path) -> int | None:

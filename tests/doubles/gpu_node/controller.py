@@ -7,10 +7,11 @@ mig-manager, the device plugin and GFD would each do on it. See README.md."""
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
-from . import device_plugin, mig_parted
+from . import device_plugin, gpu_state, mig_parted
 from .cluster import Cluster, now
 from .hardware import Node
 
@@ -52,6 +53,20 @@ def enabled(spec: dict, key: str, default: bool = True) -> bool:
     return bool((spec.get(key) or {}).get("enabled", default))
 
 
+def pod_view(rendered: dict, annotations: dict) -> dict:
+    """The GPUs' state as pods see it; the driver-unloaded fault makes nvidia-smi in them exit 9, as on a
+    node whose kernel module is gone (a kernel update without it) while the device plugin still runs."""
+    if annotations.get(FAULT + "driver-unloaded"):
+        return {**rendered, "driver_unloaded": True}
+    return rendered
+
+
+def unhealthy_gpus(hardware: Node, annotations: dict) -> set[int]:
+    """The fault annotation: its last N GPUs are unhealthy."""
+    unhealthy = int(annotations.get(FAULT + "unhealthy-gpus", "0") or 0)
+    return set(range(max(0, hardware.count - unhealthy), hardware.count))
+
+
 def is_gfd_label(key: str) -> bool:
     if key in ("nvidia.com/mig.capable", "nvidia.com/mps.capable", "nvidia.com/mig.strategy"):
         return True
@@ -72,13 +87,30 @@ class NodeState:
     plugin_config: dict | None = None
     advertised: set = field(default_factory=set)
     lease_renewed: float = 0.0
+    rendered: tuple | None = None  # (MIG layout, the nvidia-smi double's state of it): real-kubelet nodes
 
 
 class Controller:
-    def __init__(self, cluster: Cluster, hardware: dict[str, Node], namespace: str) -> None:
+    def __init__(self, cluster: Cluster, hardware: dict[str, Node], namespace: str, nodes_dir: Path | None = None):
         self.cluster, self.hardware, self.default_namespace = cluster, hardware, namespace
         self.state = {name: NodeState(mig_parted.initial(node)) for name, node in hardware.items()}
         self.reported_errors: set = set()
+        # Nodes with a real kubelet: their device plugin talks gRPC to it from NODES_DIR/<node>/.
+        self.plugins = {}
+        if any(node.kubelet for node in hardware.values()):
+            from .kubelet_plugin import NodePlugins  # grpcio is needed only for these nodes
+
+            if nodes_dir is None:
+                raise ValueError("nodes with a real kubelet need the folder of their device-plugins sockets")
+            self.plugins = {
+                name: NodePlugins(name, nodes_dir / name / "kubelet/device-plugins", nodes_dir / name / "gpu", log)
+                for name, node in hardware.items()
+                if node.kubelet
+            }
+
+    def stop(self) -> None:
+        for plugins in self.plugins.values():
+            plugins.close()
 
     def error_once(self, message: str) -> None:
         if message not in self.reported_errors:
@@ -88,7 +120,7 @@ class Controller:
     def register(self) -> None:
         existing = self.cluster.nodes()
         for name in self.hardware:
-            if name not in existing:
+            if name not in existing and name not in self.plugins:  # a real kubelet registers its node
                 self.cluster.register(name)
                 log(f"registered node {name}")
 
@@ -99,6 +131,9 @@ class Controller:
         nodes = self.cluster.nodes()
         for name, hardware in self.hardware.items():
             node = nodes.get(name)
+            if node is None and name in self.plugins:
+                self.error_once(f"{name}: waiting for its kubelet to register the node")
+                continue
             if node is None:
                 self.cluster.register(name)
                 log(f"registered node {name} again (it had been deleted)")
@@ -112,7 +147,7 @@ class Controller:
         labels = dict(node["metadata"].get("labels") or {})
         annotations = node["metadata"].get("annotations") or {}
         wanted = dict(labels)
-        if time.monotonic() - state.lease_renewed > 10:
+        if hardware.name not in self.plugins and time.monotonic() - state.lease_renewed > 10:
             self.cluster.renew_lease(hardware.name)
             state.lease_renewed = time.monotonic()
         if policy:
@@ -211,14 +246,36 @@ class Controller:
         return config
 
     def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict) -> None:
+        if hardware.name in self.plugins:
+            self.serve(hardware, state, config, annotations)
+            return
+        self.write_status(hardware, state, node, config, annotations)
+
+    def serve(self, hardware: Node, state: NodeState, config, annotations: dict) -> None:
+        """A real kubelet: the plugin's devices go to it over gRPC, the GPUs' state to the pods."""
+        layout = tuple(state.gpus)
+        devices = {}
+        try:
+            if state.rendered is None or state.rendered[0] != layout:
+                state.rendered = (layout, gpu_state.render(hardware, state.gpus))
+            self.plugins[hardware.name].write_state(pod_view(state.rendered[1], annotations))
+            if config is not None:
+                devices = gpu_state.plugin_devices(
+                    hardware, state.gpus, state.rendered[1], config, unhealthy_gpus(hardware, annotations)
+                )
+        except (device_plugin.PluginError, gpu_state.StateError) as error:
+            self.error_once(f"{hardware.name}: device plugin: {error}")
+        self.plugins[hardware.name].update(devices)
+
+    def write_status(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict) -> None:
         """The kubelet's view of the plugin's devices: capacity and allocatable per resource. A
         resource the plugin stopped advertising stays at 0, as the kubelet keeps it."""
         capacity, allocatable = {}, {}
         if config is not None:
-            unhealthy = int(annotations.get(FAULT + "unhealthy-gpus", "0") or 0)
-            broken = set(range(max(0, hardware.count - unhealthy), hardware.count))
             try:
-                capacity, allocatable = device_plugin.advertised(hardware, state.gpus, config, broken)
+                capacity, allocatable = device_plugin.advertised(
+                    hardware, state.gpus, config, unhealthy_gpus(hardware, annotations)
+                )
             except device_plugin.PluginError as error:
                 self.error_once(f"{hardware.name}: device plugin: {error}")
         status = node.get("status") or {}

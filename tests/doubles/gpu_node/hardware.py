@@ -11,6 +11,7 @@ The description is YAML, one entry per node name:
     compute_capability: "8.0"
     pci_device_id: "0x20B210DE"         # matched against mig-parted's device-filter
     mig_profiles: path/to/nvidia-smi-mig-lgip.txt   # recorded `nvidia-smi mig -lgip`; absent: not MIG capable
+    kubelet: true                       # a real kubelet runs the node (tests/harness); default false
 Paths may use environment variables ($GPUOPS_NVSMI_FIXTURES); relative ones are relative to the
 repository root.
 """
@@ -52,6 +53,7 @@ class Node:
     compute_capability: tuple[int, int]
     pci_device_id: str = ""
     profiles: dict = field(default_factory=dict)  # name -> MigProfile
+    kubelet: bool = False  # a real kubelet runs the node: its device plugin is served over gRPC
 
     @property
     def mig_capable(self) -> bool:
@@ -110,5 +112,6 @@ def load(path: Path) -> dict[str, Node]:
             compute_capability=(int(major), int(minor)),
             pci_device_id=str(entry.get("pci_device_id", "")).lower(),
             profiles=profiles,
+            kubelet=bool(entry.get("kubelet", False)),
         )
     return nodes

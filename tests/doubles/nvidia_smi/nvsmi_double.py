@@ -144,9 +144,12 @@ def load_state():
 
 
 def save_state(state):
+    """Replaces the state file whole: a reader running at the same time never sees it half written."""
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(partial, path)
 
 
 def log_call(argv):
@@ -521,3 +524,49 @@ def run(argv, state):
         return render(args, state, selected(state, args))
     except Failure as failure:
         return failure.text, failure.rc
+
+
+# ---------------------------------------------------------------- a container's view
+
+
+def visible_view(state, value):
+    """What nvidia-smi sees in a container given NVIDIA_VISIBLE_DEVICES=value, as the NVIDIA container
+    runtime documents it: ``all``; ``none`` (driver, no GPU), ``void`` or empty (no GPU); or a
+    comma-separated list of GPU indexes, GPU UUIDs and MIG UUIDs. Visible GPUs are numbered from 0 in
+    the host's order; a GPU reached through MIG UUIDs shows only those MIG devices. An unknown device
+    raises Failure with libnvidia-container's "unknown device" error (its exact text is not recorded)."""
+    from nvsmi_double_render import mig_uuid
+
+    view = json.loads(json.dumps(state))
+    value = value.strip()
+    if value == "all":
+        return view
+    wanted = [] if value in ("", "none", "void") else [token.strip() for token in value.split(",") if token.strip()]
+    whole, parts, found = set(), {}, set()
+    for gpu in state["gpus"]:
+        for token in wanted:
+            if token in (str(gpu["index"]), gpu["uuid"]):
+                whole.add(gpu["index"])
+                found.add(token)
+            for gi in gpu["gpu_instances"]:
+                for ci in gi["compute_instances"]:
+                    if token == mig_uuid(gpu, gi, ci):
+                        parts.setdefault(gpu["index"], set()).add((gi["id"], ci["id"]))
+                        found.add(token)
+    unknown = [token for token in wanted if token not in found]
+    if unknown:
+        raise Failure(f"nvidia-container-cli: device error: {unknown[0]}: unknown device", 1)
+    gpus = []
+    for gpu in view["gpus"]:
+        if gpu["index"] in whole:
+            gpus.append(gpu)
+        elif gpu["index"] in parts:
+            keep = parts[gpu["index"]]
+            for gi in gpu["gpu_instances"]:
+                gi["compute_instances"] = [ci for ci in gi["compute_instances"] if (gi["id"], ci["id"]) in keep]
+            gpu["gpu_instances"] = [gi for gi in gpu["gpu_instances"] if gi["compute_instances"]]
+            gpus.append(gpu)
+    for number, gpu in enumerate(gpus):
+        gpu["index"] = number
+    view["gpus"] = gpus
+    return view

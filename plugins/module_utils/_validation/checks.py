@@ -1,0 +1,140 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which checks run where: from the plan (capacity.json) to one probe per validation pod.
+
+capacity: no pod; the node's allocatable is compared with the plan.
+smoke:    per node and planned GPU resource, one pod with one unit that lists its devices.
+cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample.
+sharing:  per node and time-sliced or MPS resource (replicas R > 1), one pod per advertised unit, all at once,
+          up to a cap, which then shows whether R pods share each physical device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
+    DeviceExpectation,
+    expectation,
+)
+
+CAPACITY, SMOKE, CUDA, SHARING = "capacity", "smoke", "cuda", "sharing"
+CHECKS = (CAPACITY, SMOKE, CUDA, SHARING)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One GPU node of the plan: its inventory host, its Kubernetes node name and its plan entry."""
+
+    host: str
+    node: str
+    plan: dict
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One validation pod: which check, on which node, with one unit of which resource."""
+
+    check: str
+    target: Target
+    expect: DeviceExpectation
+    index: int = 0
+
+    @property
+    def key(self):
+        return (self.check, self.target.host, self.expect.resource, self.index)
+
+
+@dataclass(frozen=True)
+class SharingGroup:
+    """The pods of the sharing check for one node and resource, and whether the cap cut them down."""
+
+    target: Target
+    expect: DeviceExpectation
+    probes: tuple[Probe, ...]
+    wanted: int
+
+    @property
+    def capped(self):
+        return len(self.probes) < self.wanted
+
+
+def plan_problems(plan):
+    """Lines naming what is wrong with a capacity.json content; [] when usable."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("nodes"), dict):
+        return ["plan: must be the content of capacity.json, a mapping with 'nodes' (host -> node plan)"]
+    problems = []
+    for host, node in sorted(plan["nodes"].items()):
+        if not isinstance(node, dict):
+            problems.append(f"plan.nodes.{host}: must be a mapping with gpu_product, gpu_count, resources, labels")
+            continue
+        resources = node.get("resources")
+        if not isinstance(resources, dict) or not all(isinstance(count, int) for count in resources.values()):
+            problems.append(f"plan.nodes.{host}.resources: must map each resource to a whole number, got {resources!r}")
+        if not isinstance(node.get("labels", {}), dict):
+            problems.append(f"plan.nodes.{host}.labels: must be a mapping of label to value")
+        if not node.get("gpu_product"):
+            problems.append(f"plan.nodes.{host}.gpu_product: missing; the smoke check compares the product name")
+    return problems
+
+
+def targets(plan, node_names=None):
+    """One Target per planned node, sorted by host; NODE_NAMES maps inventory hosts to node names."""
+    node_names = node_names or {}
+    problems = plan_problems(plan)
+    unknown = sorted(set(node_names) - set((plan or {}).get("nodes") or {})) if not problems else []
+    if unknown:
+        problems.append(
+            f"node_names: {', '.join(unknown)} are not GPU nodes of the plan; valid hosts: "
+            f"{', '.join(sorted(plan['nodes'])) or 'none'}"
+        )
+    if problems:
+        raise ValidationInputError(problems)
+    return [Target(host, str(node_names.get(host) or host), node) for host, node in sorted(plan["nodes"].items())]
+
+
+def _gpu_resources(target):
+    return sorted(resource for resource, count in (target.plan.get("resources") or {}).items() if count > 0)
+
+
+def smoke_probes(target_list):
+    return [
+        Probe(SMOKE, target, expectation(target.plan, resource))
+        for target in target_list
+        for resource in _gpu_resources(target)
+    ]
+
+
+def cuda_probes(target_list):
+    probes = []
+    for target in target_list:
+        resources = _gpu_resources(target)
+        if resources:
+            probes.append(Probe(CUDA, target, expectation(target.plan, resources[0])))
+    return probes
+
+
+def sharing_groups(target_list, max_pods):
+    """One SharingGroup per node and shared resource; at most MAX_PODS pods per group."""
+    groups = []
+    for target in target_list:
+        for resource in _gpu_resources(target):
+            expect = expectation(target.plan, resource)
+            if expect.replicas <= 1:
+                continue
+            count = min(expect.advertised, max_pods)
+            probes = tuple(Probe(SHARING, target, expect, index) for index in range(count))
+            groups.append(SharingGroup(target, expect, probes, expect.advertised))
+    return groups
+
+
+def capped_note(group: SharingGroup) -> str | None:
+    if not group.capped:
+        return None
+    return (
+        f"ran {len(group.probes)} of the {group.wanted} pods the node advertises (sharing_max_pods); checked that "
+        f"no device is shared by more than {group.expect.replicas} pods, not that each is shared by exactly "
+        f"{group.expect.replicas}"
+    )

@@ -1,0 +1,169 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Job of each validation pod, as a dict the Kubernetes API takes.
+
+Every Job runs one pod with one container, never restarted or retried, pinned to its node by the
+kubernetes.io/hostname label (the scheduler still binds it, so taints, resources and the device plugin all
+count). The command's output and exit code come back as the container's termination message and exit code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CUDA
+
+MANAGED_BY = ("app.kubernetes.io/managed-by", "gpuops.cluster")
+COMPONENT = ("app.kubernetes.io/component", "gpu-validation")
+RUN_LABEL = "gpuops.cluster/validation-run"
+CHECK_LABEL = "gpuops.cluster/validation-check"
+JOB_LABEL = "gpuops.cluster/validation-job"
+ANNOTATION_PREFIX = "gpuops.cluster/validation-"
+TERMINATION_LOG = "/dev/termination-log"
+CONTAINER_NAME = "validation"
+# Seconds the Job's own deadline adds to the timeout, so the module reads a late pod's state before the Job
+# controller kills it; the deadline itself only matters when the module is gone.
+DEADLINE_MARGIN = 30
+# A pod stopped at cleanup has only a shell to stop: no reason to wait the default 30 s.
+GRACE_SECONDS = 1
+DEFAULT_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+_REGISTRY_HOST = re.compile(r"[.:]|^localhost$")
+
+
+@dataclass(frozen=True)
+class PodSettings:
+    """Everything a validation pod takes from the user; see the module's options."""
+
+    smoke_image: str
+    smoke_command: str
+    cuda_image: str
+    cuda_command: str
+    timeout: int
+    ttl_seconds_after_finished: int = 600
+    sharing_hold_seconds: int = 10
+    tolerations: tuple = DEFAULT_TOLERATIONS
+    runtime_class_name: str | None = None
+    image_pull_policy: str = "IfNotPresent"
+    image_pull_secrets: tuple = ()
+    registry: str | None = None
+
+
+def mirrored_image(image, registry):
+    """IMAGE pulled through REGISTRY (host[:port][/path]): the registry host is replaced, the path kept.
+
+    nvcr.io/nvidia/k8s/cuda-sample:tag -> mirror.example.com/nvidia/k8s/cuda-sample:tag;
+    an image without a registry host is a Docker Hub one: busybox -> mirror.example.com/library/busybox.
+    """
+    if not registry:
+        return image
+    first, _slash, rest = image.partition("/")
+    if rest and _REGISTRY_HOST.search(first):
+        path = rest
+    elif rest:
+        path = image
+    else:
+        path = f"library/{image}"
+    return f"{registry.rstrip('/')}/{path}"
+
+
+def registry_problem(registry):
+    if registry and ("://" in registry or registry.endswith("/") or any(ch.isspace() for ch in registry)):
+        return (
+            f"registry: must be a registry host with an optional path, without a scheme or a trailing '/', got "
+            f"{registry!r} (e.g. registry.example.com:5000/mirror)"
+        )
+    return None
+
+
+def wrapped_command(command, hold_seconds=0):
+    """sh -c text that sends COMMAND's output to the termination message and exits with its exit code.
+
+    HOLD_SECONDS keeps the pod (and its device) after the command, so pods that share a device overlap.
+    """
+    # A subshell, so that a command of several parts (or one that exits) is redirected and timed as a whole.
+    script = f"( {command} ) >{TERMINATION_LOG} 2>&1"
+    if hold_seconds:
+        script += f"; rc=$?; sleep {int(hold_seconds)}; exit $rc"
+    return ["sh", "-c", script]
+
+
+def job_name(run_id, probe):
+    """A DNS-1123 name of at most 63 characters, unique per run and probe."""
+    digest = hashlib.sha256("\0".join(map(str, probe.key)).encode()).hexdigest()[:10]
+    return f"gpuval-{probe.check}-{run_id}-{digest}"
+
+
+def labels(run_id, check=None, job=None):
+    found = dict([MANAGED_BY, COMPONENT, (RUN_LABEL, run_id)])
+    if check:
+        found[CHECK_LABEL] = check
+    if job:
+        found[JOB_LABEL] = job
+    return found
+
+
+def selector(values):
+    return ",".join(f"{key}={value}" for key, value in values.items())
+
+
+# Selects what any run of the validation left behind.
+LEFTOVER_SELECTOR = selector(dict([MANAGED_BY, COMPONENT]))
+
+
+def job_manifest(run_id, probe, namespace, settings: PodSettings):
+    name = job_name(run_id, probe)
+    object_labels = labels(run_id, probe.check, name)
+    annotations = {
+        f"{ANNOTATION_PREFIX}node": probe.target.node,
+        f"{ANNOTATION_PREFIX}host": probe.target.host,
+        f"{ANNOTATION_PREFIX}resource": probe.expect.resource,
+    }
+    cuda = probe.check == CUDA
+    image = settings.cuda_image if cuda else settings.smoke_image
+    command = settings.cuda_command if cuda else settings.smoke_command
+    hold = settings.sharing_hold_seconds if probe.check == "sharing" else 0
+    pod_spec = {
+        "restartPolicy": "Never",
+        "nodeSelector": {"kubernetes.io/hostname": probe.target.node},
+        "tolerations": [dict(toleration) for toleration in settings.tolerations],
+        "terminationGracePeriodSeconds": GRACE_SECONDS,
+        "containers": [
+            {
+                "name": CONTAINER_NAME,
+                "image": mirrored_image(image, settings.registry),
+                "imagePullPolicy": settings.image_pull_policy,
+                "command": wrapped_command(command, hold),
+                # Quantities are strings in the API (the client refuses an int).
+                "resources": {"limits": {probe.expect.resource: "1"}},
+                "terminationMessagePath": TERMINATION_LOG,
+                "terminationMessagePolicy": "File",
+            }
+        ],
+    }
+    if settings.runtime_class_name:
+        pod_spec["runtimeClassName"] = settings.runtime_class_name
+    if settings.image_pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": secret} for secret in settings.image_pull_secrets]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": object_labels, "annotations": annotations},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(settings.timeout) + DEADLINE_MARGIN,
+            "ttlSecondsAfterFinished": int(settings.ttl_seconds_after_finished),
+            "template": {
+                "metadata": {"labels": object_labels, "annotations": annotations},
+                "spec": pod_spec,
+            },
+        },
+    }
+
+
+def describe_command(manifest):
+    """The container's command as one shell line, for check mode and messages."""
+    return shlex.join(manifest["spec"]["template"]["spec"]["containers"][0]["command"])

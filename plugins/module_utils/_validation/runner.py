@@ -1,0 +1,256 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The run loop: create each check's Jobs, wait for their pods' results, judge them, and remove every Job and
+pod again, also on failure, timeout and error.
+
+API is any object with the methods of _validation.kube.KubeApi (namespace_exists, create_namespace, list_nodes,
+create_job, list_jobs, list_pods, delete_jobs, delete_pods), each taking and returning plain dicts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import evaluate
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import (
+    CAPACITY,
+    CHECKS,
+    CUDA,
+    SHARING,
+    SMOKE,
+    capped_note,
+    cuda_probes,
+    sharing_groups,
+    smoke_probes,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.manifests import (
+    COMPONENT,
+    JOB_LABEL,
+    LEFTOVER_SELECTOR,
+    MANAGED_BY,
+    PodSettings,
+    describe_command,
+    job_manifest,
+    job_name,
+    labels,
+    selector,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.outcome import Outcome, pod_outcome
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.report import result
+
+CAPACITY_RESOURCE = "nvidia.com/*"
+
+
+class CleanupError(RuntimeError):
+    """Jobs or pods of the validation still exist after the cleanup timeout."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    namespace: str
+    checks: tuple
+    pods: PodSettings
+    poll_interval: float = 2.0
+    cleanup_timeout: int = 120
+    sharing_max_pods: int = 32
+
+
+def _groups(check, targets, settings):
+    """[(probes, group or None)] of CHECK: smoke and cuda judge each pod alone, sharing a group at once."""
+    if check == SMOKE:
+        return [((probe,), None) for probe in smoke_probes(targets)]
+    if check == CUDA:
+        return [((probe,), None) for probe in cuda_probes(targets)]
+    return [(group.probes, group) for group in sharing_groups(targets, settings.sharing_max_pods)]
+
+
+def planned_checks(targets, settings, run_id):
+    """What a run would do, without doing it: one entry per node and resource, with its pods (check mode)."""
+    entries = []
+    for check in (check for check in CHECKS if check in settings.checks):
+        if check == CAPACITY:
+            entries += [
+                {
+                    "summary": f"{check} on {t.node}: allocatable {CAPACITY_RESOURCE} compared with the plan, no pod",
+                    "check": check,
+                    "node": t.node,
+                    "host": t.host,
+                    "resource": CAPACITY_RESOURCE,
+                    "pods": [],
+                }
+                for t in targets
+            ]
+            continue
+        for probes, group in _groups(check, targets, settings):
+            first = probes[0]
+            manifests = [job_manifest(run_id, probe, settings.namespace, settings.pods) for probe in probes]
+            entry = {
+                "summary": f"{check} on {first.target.node}, {first.expect.resource}: {len(probes)} pod(s), "
+                f"each expecting {first.expect.describe()}",
+                "check": check,
+                "node": first.target.node,
+                "host": first.target.host,
+                "resource": first.expect.resource,
+                "expect": first.expect.describe(),
+                "pods": [manifest["metadata"]["name"] for manifest in manifests],
+                "image": manifests[0]["spec"]["template"]["spec"]["containers"][0]["image"],
+                "command": describe_command(manifests[0]),
+            }
+            if group is not None and group.capped:
+                entry["note"] = capped_note(group)
+            entries.append(entry)
+    return entries
+
+
+class ValidationRun:
+    """One run: call run(); the results come back, cleanup problems are in cleanup_problems."""
+
+    def __init__(self, api, targets, settings: RunSettings, run_id, monotonic=None, sleep=None):
+        self.api, self.targets, self.settings, self.run_id = api, targets, settings, run_id
+        self.monotonic, self.sleep = monotonic or time.monotonic, sleep or time.sleep
+        self.cleanup_problems = []
+
+    @property
+    def namespace(self):
+        return self.settings.namespace
+
+    def run(self):
+        self._ensure_namespace()
+        # Leftovers of an earlier run that died would hold GPUs and confuse the counts.
+        self._remove(LEFTOVER_SELECTOR)
+        results = []
+        try:
+            for check in CHECKS:
+                if check in self.settings.checks:
+                    results += self._capacity() if check == CAPACITY else self._pods(check)
+        finally:
+            try:
+                self._remove(selector(labels(self.run_id)))
+            except Exception as err:
+                self.cleanup_problems.append(str(err))
+        return results
+
+    def _ensure_namespace(self):
+        if self.api.namespace_exists(self.namespace):
+            return
+        # Baseline is enough: the pods ask for no privilege, host path or host network.
+        self.api.create_namespace(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": self.namespace,
+                    "labels": dict([MANAGED_BY, COMPONENT, ("pod-security.kubernetes.io/enforce", "baseline")]),
+                },
+            }
+        )
+
+    def _capacity(self):
+        start = self.monotonic()
+        nodes = {node["metadata"]["name"]: node for node in self.api.list_nodes()}
+        results = []
+        for target in self.targets:
+            node = nodes.get(target.node)
+            if node is None:
+                verdict = evaluate.Verdict(False, f"no Node named {target.node} in the cluster")
+            else:
+                allocatable = (node.get("status") or {}).get("allocatable") or {}
+                verdict = evaluate.capacity(target.plan.get("resources") or {}, allocatable)
+            results.append(result(CAPACITY, target, CAPACITY_RESOURCE, verdict, self.monotonic() - start))
+        return results
+
+    def _pods(self, check):
+        groups = _groups(check, self.targets, self.settings)
+        if not groups:
+            return []
+        check_selector = selector(labels(self.run_id, check))
+        start = self.monotonic()
+        try:
+            for probes, _group in groups:
+                for probe in probes:
+                    self.api.create_job(
+                        self.namespace, job_manifest(self.run_id, probe, self.namespace, self.settings.pods)
+                    )
+            names = [job_name(self.run_id, probe) for probes, _group in groups for probe in probes]
+            outcomes, seconds = self._wait(names, check_selector, start)
+        finally:
+            self._remove(check_selector)
+        return [self._judge(check, probes, group, outcomes, seconds) for probes, group in groups]
+
+    def _wait(self, names, check_selector, start):
+        """{job name: Outcome} and {job name: seconds until finished}, polling until all finished or the deadline."""
+        deadline = start + self.settings.pods.timeout
+        seconds = {}
+        while True:
+            pods = {}
+            for pod in self.api.list_pods(self.namespace, check_selector):
+                job = ((pod.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL)
+                pods[job] = pod
+            now = self.monotonic()
+            outcomes = {name: pod_outcome(pods.get(name)) for name in names}
+            for name, outcome in outcomes.items():
+                if outcome.finished and name not in seconds:
+                    seconds[name] = now - start
+            if len(seconds) == len(names) or now >= deadline:
+                break
+            self.sleep(max(min(self.settings.poll_interval, deadline - now), 0))
+        missing = [name for name in names if not outcomes[name].finished and pods.get(name) is None]
+        if missing:
+            outcomes.update(self._job_states(check_selector, missing))
+        return outcomes, {name: seconds.get(name, now - start) for name in names}
+
+    def _job_states(self, check_selector, names):
+        """Why a Job has no pod, from its conditions (a quota or admission refusal shows there or in events)."""
+        jobs = {job["metadata"]["name"]: job for job in self.api.list_jobs(self.namespace, check_selector)}
+        states = {}
+        for name in names:
+            conditions = ((jobs.get(name) or {}).get("status") or {}).get("conditions") or []
+            detail = "; ".join(
+                f"{item.get('type')}: {item.get('reason')}: {item.get('message')}" for item in conditions
+            )
+            states[name] = Outcome(False, f"no pod was created for Job {name}{' (' + detail + ')' if detail else ''}")
+        return states
+
+    def _judge(self, check, probes, group, outcomes, seconds):
+        names = [job_name(self.run_id, probe) for probe in probes]
+        first = probes[0]
+        if check == SHARING:
+            verdict = evaluate.sharing(group, [outcomes[name] for name in names])
+        else:
+            outcome = outcomes[names[0]]
+            if not outcome.finished:
+                verdict = evaluate.unfinished(outcome, self.settings.pods.timeout)
+            elif check == SMOKE:
+                verdict = evaluate.smoke(first.expect, outcome)
+            else:
+                verdict = evaluate.cuda(outcome)
+        return result(check, first.target, first.expect.resource, verdict, max(seconds[name] for name in names))
+
+    def _remove(self, what):
+        """Delete the Jobs and pods selected by WHAT and wait until the API has none left."""
+        self.api.delete_jobs(self.namespace, what)
+        # The garbage collector removes a Job's pods after the Job; deleting them too does not wait for it.
+        self.api.delete_pods(self.namespace, what)
+        start = self.monotonic()
+        deadline, forced = start + self.settings.cleanup_timeout, False
+        while True:
+            left = [f"Job {job['metadata']['name']}" for job in self.api.list_jobs(self.namespace, what)]
+            pods = [f"Pod {pod['metadata']['name']}" for pod in self.api.list_pods(self.namespace, what)]
+            left += pods
+            now = self.monotonic()
+            if not left:
+                return
+            if pods and not forced and now - start >= self.settings.cleanup_timeout / 2:
+                # A pod bound to a node whose kubelet is gone never confirms its deletion: remove it from the
+                # API without waiting (the kubelet stops its containers when it comes back).
+                self.api.delete_pods(self.namespace, what, force=True)
+                forced = True
+                continue
+            if now >= deadline:
+                raise CleanupError(
+                    f"after {self.settings.cleanup_timeout} s these objects of the validation are still in namespace "
+                    f"{self.namespace}: {', '.join(left)}; delete them with the selector {what}"
+                )
+            self.sleep(max(min(self.settings.poll_interval, deadline - now), 0))

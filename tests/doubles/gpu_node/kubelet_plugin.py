@@ -1,0 +1,273 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The NVIDIA device plugin towards a real kubelet: one gRPC server per resource on a unix socket in
+the node's device-plugins folder (in the host folder bind-mounted at the node's /var/lib/kubelet),
+registered with the kubelet's kubelet.sock, as k8s-device-plugin's internal/plugin does:
+- socket `nvidia-<resource without nvidia.com/>.sock`, Register(version v1beta1, endpoint, resource);
+- ListAndWatch sends the whole device list at once and again whenever it changes (health included);
+- GetPreferredAllocation: replicas spread over the GPUs with the fewest replicas in use
+  (distributedAlloc), other devices in device order;
+- Allocate: env NVIDIA_VISIBLE_DEVICES = the GPU or MIG UUIDs behind the requested ids (the envvar
+  strategy; replicas name their GPU), and, as no NVIDIA runtime injects a driver here, the node's
+  GPU state mounted read-only for the nvidia-smi double in the container.
+When kubelet.sock is created anew (the kubelet restarted and emptied the folder) every server is
+started again and registers again.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+from .deviceplugin_api import DEVICE_PLUGIN_SERVICE, KUBELET_SOCKET, REGISTER, VERSION, messages
+
+# Where the node container sees the node's GPU state (see tests/harness/kubelet_node.py), and where
+# the nvidia-smi double in a pod reads it.
+NODE_STATE_DIR = "/var/lib/gpuops-gpu-node"
+POD_STATE_DIR = "/var/lib/nvidia-smi-double"
+
+
+def socket_name(resource: str) -> str:
+    return "nvidia-" + resource.split("/", 1)[-1] + ".sock"
+
+
+def preferred(available: list[str], must_include: list[str], size: int, physical: dict) -> list[str]:
+    """k8s-device-plugin's choice: replicas from the GPUs least shared so far, else device order."""
+    chosen = list(must_include)
+    candidates = [device for device in available if device not in chosen]
+    if not any("::" in device for device in candidates):
+        return (chosen + candidates)[:size]
+    free_of = {}
+    for device in available:
+        free_of[physical.get(device, device)] = free_of.get(physical.get(device, device), 0) + 1
+    used = {uuid: 0 for uuid in free_of}
+    for device in chosen:
+        used[physical.get(device, device)] = used.get(physical.get(device, device), 0) + 1
+    while len(chosen) < size and candidates:
+        # Fewest taken in this request, then most replicas still free on that GPU.
+        best = min(candidates, key=lambda d: (used[physical.get(d, d)], -free_of[physical.get(d, d)], d))
+        chosen.append(best)
+        candidates.remove(best)
+        used[physical.get(best, best)] += 1
+    return chosen
+
+
+class ResourceServer:
+    """One resource's DevicePlugin service."""
+
+    def __init__(self, resource: str, folder: Path, log) -> None:
+        self.resource, self.folder, self.log = resource, folder, log
+        self.path = folder / socket_name(resource)
+        self.devices: list = []  # (device ID, health, physical UUID)
+        self.version = 0
+        self.changed = threading.Condition()
+        self.stopping = False
+        self.server = None
+
+    def set_devices(self, devices: list) -> None:
+        with self.changed:
+            if devices != self.devices:
+                self.devices = list(devices)
+                self.version += 1
+                self.changed.notify_all()
+
+    def start(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.stopping = False
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        unary = grpc.unary_unary_rpc_method_handler
+        handlers = {
+            "GetDevicePluginOptions": unary(
+                self.options, messages["Empty"].FromString, messages["DevicePluginOptions"].SerializeToString
+            ),
+            "ListAndWatch": grpc.unary_stream_rpc_method_handler(
+                self.list_and_watch, messages["Empty"].FromString, messages["ListAndWatchResponse"].SerializeToString
+            ),
+            "GetPreferredAllocation": unary(
+                self.preferred_allocation,
+                messages["PreferredAllocationRequest"].FromString,
+                messages["PreferredAllocationResponse"].SerializeToString,
+            ),
+            "Allocate": unary(
+                self.allocate, messages["AllocateRequest"].FromString, messages["AllocateResponse"].SerializeToString
+            ),
+            "PreStartContainer": unary(
+                self.pre_start,
+                messages["PreStartContainerRequest"].FromString,
+                messages["PreStartContainerResponse"].SerializeToString,
+            ),
+        }
+        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(DEVICE_PLUGIN_SERVICE, handlers),))
+        self.server.add_insecure_port(f"unix:{self.path}")
+        self.server.start()
+
+    def register(self) -> None:
+        with grpc.insecure_channel(f"unix:{self.folder / KUBELET_SOCKET}") as channel:
+            call = channel.unary_unary(
+                REGISTER,
+                request_serializer=messages["RegisterRequest"].SerializeToString,
+                response_deserializer=messages["Empty"].FromString,
+            )
+            call(
+                messages["RegisterRequest"](
+                    version=VERSION,
+                    endpoint=self.path.name,
+                    resource_name=self.resource,
+                    options=messages["DevicePluginOptions"](get_preferred_allocation_available=True),
+                ),
+                timeout=5,
+            )
+
+    def stop(self) -> None:
+        with self.changed:
+            self.stopping = True
+            self.changed.notify_all()
+        if self.server is not None:
+            self.server.stop(grace=None).wait(5)
+            self.server = None
+        self.path.unlink(missing_ok=True)
+
+    # ---------------------------------------------------------------- the service
+
+    def options(self, _request, _context):
+        return messages["DevicePluginOptions"](get_preferred_allocation_available=True)
+
+    def list_and_watch(self, _request, context):
+        sent = -1
+        while context.is_active():
+            with self.changed:
+                if self.stopping:
+                    return
+                if sent == self.version:
+                    self.changed.wait(1)
+                    continue
+                sent, devices = self.version, list(self.devices)
+            yield messages["ListAndWatchResponse"](
+                devices=[messages["Device"](ID=device_id, health=health) for device_id, health, _uuid in devices]
+            )
+
+    def preferred_allocation(self, request, _context):
+        physical = {device_id: uuid for device_id, _health, uuid in self.devices}
+        responses = [
+            messages["ContainerPreferredAllocationResponse"](
+                deviceIDs=preferred(
+                    list(item.available_deviceIDs), list(item.must_include_deviceIDs), item.allocation_size, physical
+                )
+            )
+            for item in request.container_requests
+        ]
+        return messages["PreferredAllocationResponse"](container_responses=responses)
+
+    def allocate(self, request, context):
+        physical = {device_id: uuid for device_id, _health, uuid in self.devices}
+        responses = []
+        for item in request.container_requests:
+            unknown = [device for device in item.devices_ids if device not in physical]
+            if unknown:
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"invalid allocation request: unknown device: {unknown[0]}"
+                )
+            uuids = list(dict.fromkeys(physical[device] for device in item.devices_ids))
+            self.log(f"allocate {self.resource} {list(item.devices_ids)} -> {uuids}")
+            responses.append(
+                messages["ContainerAllocateResponse"](
+                    envs={
+                        "NVIDIA_VISIBLE_DEVICES": ",".join(uuids),
+                        "NVSMI_DOUBLE_STATE": f"{POD_STATE_DIR}/state.json",
+                        "NVSMI_DOUBLE_LOG": "/tmp/nvidia-smi-double-calls.log",
+                    },
+                    mounts=[messages["Mount"](container_path=POD_STATE_DIR, host_path=NODE_STATE_DIR, read_only=True)],
+                )
+            )
+        return messages["AllocateResponse"](container_responses=responses)
+
+    def pre_start(self, _request, _context):
+        return messages["PreStartContainerResponse"]()
+
+
+def short_alias(folder: Path) -> Path:
+    """A unix socket path has at most 107 bytes: a deep folder is reached through a symbolic link
+    in /tmp named after it (sockets are bound and dialled through it; the kubelet sees the real one)."""
+    if len(str(folder)) <= 60:
+        return folder
+    alias = Path(tempfile.gettempdir()) / f"gpuops-dp-{hashlib.sha256(str(folder).encode()).hexdigest()[:12]}"
+    if not alias.is_symlink() or alias.readlink() != folder:
+        alias.unlink(missing_ok=True)
+        alias.symlink_to(folder)
+    return alias
+
+
+class NodePlugins:
+    """Every resource server of one real-kubelet node, and its GPU state file.
+
+    folder: the node's device-plugins folder; state_dir: the folder mounted at NODE_STATE_DIR."""
+
+    def __init__(self, node: str, folder: Path, state_dir: Path, log) -> None:
+        self.node, self.state_dir = node, state_dir
+        self.real_folder, self.folder = folder, None  # folder: made by update(), see short_alias
+        self.log = lambda message: log(f"{node}: device plugin: {message}")
+        self.servers: dict[str, ResourceServer] = {}
+        self.registered: set = set()
+        self.kubelet = None  # (inode, ctime) of the kubelet.sock the servers registered with
+        self.state_text = None
+
+    def write_state(self, state: dict) -> None:
+        text = json.dumps(state, indent=2, sort_keys=True) + "\n"
+        if text == self.state_text:
+            return
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        partial = self.state_dir / "state.json.partial"
+        partial.write_text(text)
+        os.replace(partial, self.state_dir / "state.json")
+        self.state_text = text
+
+    def update(self, devices: dict) -> None:
+        """Serve exactly `devices` (resource -> [(id, health, uuid)]), registering what is not yet."""
+        if self.folder is None:
+            self.folder = short_alias(self.real_folder)
+        try:
+            stat = (self.folder / KUBELET_SOCKET).stat()
+        except FileNotFoundError:
+            stat = None
+        kubelet = (stat.st_ino, stat.st_ctime) if stat else None
+        if kubelet != self.kubelet:
+            # A new kubelet emptied the folder: start every server again and register again.
+            if self.kubelet is not None:
+                self.log("kubelet.sock changed (kubelet restarted): registering again")
+            self.stop()
+            self.kubelet = kubelet
+        for resource in [name for name in self.servers if name not in devices]:
+            self.servers.pop(resource).stop()
+            self.registered.discard(resource)
+            self.log(f"stopped {resource}")
+        for resource, listed in devices.items():
+            server = self.servers.get(resource)
+            if server is None:
+                server = self.servers[resource] = ResourceServer(resource, self.folder, self.log)
+                server.start()
+            server.set_devices(listed)
+            if kubelet is not None and resource not in self.registered:
+                try:
+                    server.register()
+                except grpc.RpcError as error:
+                    self.log(f"register {resource} failed, retrying: {error.code().name} {error.details()}")
+                    continue
+                self.registered.add(resource)
+                self.log(f"registered {resource} ({len(listed)} devices) as {server.path.name}")
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.stop()
+        self.servers, self.registered = {}, set()
+
+    def close(self) -> None:
+        """At the end of the process: the servers, and the folder's alias if it has one."""
+        self.stop()
+        if self.folder is not None and self.folder != self.real_folder:
+            self.folder.unlink(missing_ok=True)

@@ -1,0 +1,45 @@
+# Copyright: (c) 2026, gpuops.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Node plans (capacity.json entries) made by the collection's own planner, for the validation tests."""
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import GpuLayout, node_capacity
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import (
+    normalize_mps,
+    normalize_time_slicing,
+)
+
+
+def node_plan(product, count, strategy="none", mig_devices=None, time_slicing=None, mps=None, mig_config=None):
+    layouts = [GpuLayout.of(bool(mig_devices), mig_devices)] * count
+    planned = node_capacity(
+        find_product(product),
+        layouts,
+        strategy,
+        normalize_time_slicing(time_slicing) if time_slicing else None,
+        normalize_mps(mps) if mps else None,
+    )
+    return {"gpu_product": product, "gpu_count": count, "mig_config": mig_config, **planned}
+
+
+def whole_gpus():
+    return node_plan("NVIDIA H100 80GB HBM3", 2)
+
+
+def mig_single():
+    return node_plan("NVIDIA A100-SXM4-80GB", 2, "single", {"1g.10gb": 7}, mig_config="all-1g.10gb")
+
+
+def mig_mixed():
+    return node_plan(
+        "NVIDIA H100 80GB HBM3", 1, "mixed", {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}, mig_config="all-balanced"
+    )
+
+
+def time_sliced(rename=False, replicas=4):
+    return node_plan("NVIDIA L4", 4, "mixed", time_slicing={"replicas": replicas, "rename_by_default": rename})
+
+
+def mps(replicas=3):
+    return node_plan("NVIDIA L4", 2, "none", mps={"replicas": replicas})
