@@ -1,7 +1,10 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""_gpu and _host run on managed hosts, copied alone: they import neither the plan nor Ansible."""
+"""_gpu and _host run on managed hosts, copied alone: they import neither the plan nor Ansible.
+
+_validation runs on the controller, but as the module's own logic: it needs the GPU knowledge only.
+"""
 
 import ast
 import pathlib
@@ -11,7 +14,7 @@ import pytest
 MODULE_UTILS = pathlib.Path(__file__).resolve().parents[4] / "plugins" / "module_utils"
 OWN = "ansible_collections.gpuops.cluster.plugins.module_utils."
 # What each host-side package may import from the collection: itself, and _host the GPU knowledge.
-ALLOWED = {"_gpu": ("_gpu",), "_host": ("_gpu", "_host")}
+ALLOWED = {"_gpu": ("_gpu",), "_host": ("_gpu", "_host"), "_validation": ("_gpu", "_validation")}
 
 
 def imported_modules(path):
@@ -73,4 +76,6 @@ def test_only_the_packages_stand_at_the_top_of_module_utils():
         "_gpu",
         "_host",
         "_plan",
+        "_preflight",
+        "_validation",
     ]
