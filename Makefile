@@ -14,6 +14,8 @@ INVENTORY ?= inventories/example
 PLAN_DIR ?= .plan
 SCENARIOS ?= $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 SCENARIO ?=
+# Started first, so that the lanes of `make molecule` end about together.
+LONGEST_SCENARIOS := rke2 mig cluster
 # Real nvidia-smi outputs published elsewhere; tests that use them skip (saying so) when absent.
 GPUOPS_NVSMI_FIXTURES ?= $(abspath ../shared/fixtures/nvidia-smi)
 export GPUOPS_NVSMI_FIXTURES
@@ -24,11 +26,12 @@ export GPUOPS_KUBERNETES_TOOLS
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help plan test lint importer sanity unit molecule bench collection clean
+.PHONY: help plan test lint importer sanity unit ee molecule bench collection clean
 
 help:
 	@echo "make plan      validate an inventory and print the cluster plan (INVENTORY=, PLAN_DIR=)"
-	@echo "make test      lint, galaxy-importer, ansible-test sanity and units, unit tests, molecule scenarios"
+	@echo "make test      lint, galaxy-importer, ansible-test sanity and units, unit tests, the EE context, molecule scenarios"
+	@echo "make ee        the execution environment's build context (ansible-builder create), checked"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
 	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
 
@@ -49,7 +52,7 @@ $(COLLECTION_LINK):
 plan: $(VENV)/.runtime collection
 	$(BIN)/ansible-playbook playbooks/plan.yml -i $(INVENTORY) -e gpuops_plan_dir=$(abspath $(PLAN_DIR))
 
-test: lint importer sanity unit molecule
+test: lint importer sanity unit ee molecule
 
 lint: $(VENV)/.test collection
 	$(BIN)/yamllint --strict .
@@ -61,8 +64,9 @@ lint: $(VENV)/.test collection
 
 # The collection as users get it: build the tarball, run galaxy-importer on it (Galaxy's upload
 # checks, from its own virtualenv; any ERROR or WARNING fails, except the note that
-# tests/sanity has an ignore file, and modules of the collections galaxy.yml depends on, which
-# Galaxy's ansible-lint cannot resolve as it sees this collection alone), install it with --no-deps
+# tests/sanity has an ignore file, and modules of the collections galaxy.yml depends on and of awx.awx
+# (playbooks/awx.yml alone uses it; the ansible package bundles it), which Galaxy's ansible-lint cannot
+# resolve as it sees this collection alone), install it with --no-deps
 # and run ansible-test sanity there.
 # Under .cache/, which git, yamllint, ansible-lint and the collection build all leave out.
 IMPORTER_VENV := .cache/venv-importer
@@ -83,7 +87,7 @@ importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
 	  $(CURDIR)/$(IMPORTER_VENV)/bin/python -m galaxy_importer.main build/gpuops-cluster-*.tar.gz \
 	  | tee importer.log; \
 	if grep -E '^(ERROR|WARNING|CRITICAL)' importer.log | grep -v 'Ignore files skip ansible-test sanity tests' \
-	  | grep -vE "syntax-check\[unknown-module\]: couldn't resolve module/action '(kubernetes\.core|community\.general)\."; then \
+	  | grep -vE "syntax-check\[unknown-module\]: couldn't resolve module/action '(kubernetes\.core|community\.general|awx\.awx)\."; then \
 	  echo "importer: galaxy-importer reported the problems above"; exit 1; fi; \
 	echo "== galaxy-importer passed in $$(( $$(date +%s) - start )) s"
 	@start=$$(date +%s); \
@@ -120,18 +124,20 @@ sanity: $(VENV)/.test
 unit: $(VENV)/.test collection
 	$(BIN)/pytest tests/unit
 
+# The execution environment's build context: the collection tarball, `ansible-builder create` into
+# .cache/ee/context, then its content checked (tests/tools/check_ee.py; pip resolves with PyPI).
+# The image itself: podman build -f .cache/ee/context/Containerfile .cache/ee/context (see docs/awx.md).
+EE_DIR := .cache/ee
+ee: $(VENV)/.test
+	rm -rf $(EE_DIR) && mkdir -p $(EE_DIR)/build $(EE_DIR)/collection
+	$(BIN)/ansible-galaxy collection build --output-path $(EE_DIR)/build
+	cp $(EE_DIR)/build/gpuops-cluster-*.tar.gz $(EE_DIR)/collection/gpuops-cluster.tar.gz
+	$(BIN)/ansible-builder create --file execution-environment.yml --context $(EE_DIR)/context
+	$(BIN)/python tests/tools/check_ee.py $(EE_DIR)/context
+
+# Two lanes at a time (tests/testbed/run-scenarios), the longest scenarios first.
 molecule: $(VENV)/.test collection
-	@set -e; for s in $(if $(SCENARIO),$(SCENARIO),$(SCENARIOS)); do \
-	  echo "== molecule scenario $$s"; start=$$(date +%s); \
-	  if [ "$$s" = rke2 ] && [ ! -f "$$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz" ]; then \
-	    echo "== molecule scenario rke2 SKIPPED: $$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz is missing (set GPUOPS_KUBERNETES_TOOLS)"; \
-	    continue; fi; \
-	  if [ "$$s" = cluster ] && [ -z "$${GPUOPS_CLUSTER_KUBECONFIG:-}" ] && [ ! -f "$$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz" ]; then \
-	    echo "== molecule scenario cluster SKIPPED: $$GPUOPS_KUBERNETES_TOOLS/kube-multi.xz is missing (set GPUOPS_KUBERNETES_TOOLS, or GPUOPS_CLUSTER_KUBECONFIG to a cluster of yours)"; \
-	    continue; fi; \
-	  tests/testbed/run-molecule test -s $$s; \
-	  echo "== molecule scenario $$s passed in $$(( $$(date +%s) - start )) s"; \
-	done
+	tests/testbed/run-scenarios $(if $(SCENARIO),$(SCENARIO),$(filter $(SCENARIOS),$(LONGEST_SCENARIOS)) $(filter-out $(LONGEST_SCENARIOS),$(SCENARIOS)))
 
 bench: $(VENV)/.runtime collection
 	$(BIN)/python tests/bench/plan_bench.py
