@@ -1,10 +1,12 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""gpu-node start DIR --kubeconfig FILE --hardware FILE [--namespace NS] | stop DIR | run ...
+"""gpu-node start DIR --kubeconfig FILE --hardware FILE [--namespace NS] [--wait-for-kubeconfig] | stop DIR | run ...
 
 `start` runs the stand-in in the background (DIR/gpu-node.pid, DIR/gpu-node.log) and returns once
-every described node is registered; `stop` ends it; `run` is the process itself."""
+every described node is registered; `stop` ends it; `run` is the process itself. With
+--wait-for-kubeconfig, `start` returns at once and the stand-in begins when FILE appears: a scenario
+that builds its cluster in the same run (playbooks/site.yml) starts it before the cluster exists."""
 
 import argparse
 import os
@@ -21,6 +23,10 @@ from .controller import Controller, log
 
 def run(arguments) -> None:
     described = hardware.load(arguments.hardware)
+    if arguments.wait_for_kubeconfig:
+        log(f"waiting for {arguments.kubeconfig}")
+        while not Path(arguments.kubeconfig).exists():
+            time.sleep(1)
     # Real-kubelet nodes: DIR/nodes/<node>/kubelet/device-plugins and DIR/nodes/<node>/gpu (tests/harness).
     controller = Controller(
         Cluster(str(arguments.kubeconfig)), described, arguments.namespace, Path(arguments.dir).resolve() / "nodes"
@@ -68,6 +74,7 @@ def start(arguments) -> None:
         str(arguments.hardware.resolve()),
         "--namespace",
         arguments.namespace,
+        *(["--wait-for-kubeconfig"] if arguments.wait_for_kubeconfig else []),
     ]
     environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     with log_file.open("ab") as output:
@@ -80,6 +87,9 @@ def start(arguments) -> None:
             start_new_session=True,
         )
     (directory / "gpu-node.pid").write_text(f"{child.pid}\n")
+    if arguments.wait_for_kubeconfig:
+        print(f"GPU node stand-in waiting for {arguments.kubeconfig} (pid {child.pid}), log {log_file}")
+        return
     deadline = time.monotonic() + 30
     while not (directory / "gpu-node.ready").exists():
         if child.poll() is not None or time.monotonic() > deadline:
@@ -110,6 +120,7 @@ def main() -> None:
     parser.add_argument("--kubeconfig", type=Path)
     parser.add_argument("--hardware", type=Path)
     parser.add_argument("--namespace", default="gpu-operator", help="operator namespace when no Deployment says")
+    parser.add_argument("--wait-for-kubeconfig", action="store_true", help="begin when the kubeconfig appears")
     arguments = parser.parse_args()
     if arguments.action != "stop" and not (arguments.kubeconfig and arguments.hardware):
         parser.error(f"{arguments.action} needs --kubeconfig and --hardware")
