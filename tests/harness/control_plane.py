@@ -49,7 +49,8 @@ def kube_multi() -> Path:
     if not archive.exists():
         raise StartError(f"{archive} is missing: set GPUOPS_KUBERNETES_TOOLS to the folder that holds it")
     binary.parent.mkdir(parents=True, exist_ok=True)
-    partial = binary.with_suffix(".partial")
+    # Per process: two harnesses starting side by side each unpack their own, and the last rename wins.
+    partial = binary.with_suffix(f".{os.getpid()}.partial")
     digest = hashlib.sha256()
     with lzma.open(archive) as source, partial.open("wb") as target:
         while chunk := source.read(1 << 20):
