@@ -275,6 +275,7 @@ import traceback
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents import setting_problem
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CHECKS, targets
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.kube import (
@@ -300,7 +301,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.runner 
 )
 
 DEFAULT_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
-_NAMESPACE_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def argument_spec():
@@ -343,11 +343,9 @@ def option_problems(params):
     ):
         if params[name] < minimum:
             problems.append(f"{name}: must be {minimum} or more, got {params[name]}")
-    namespace = params["namespace"]
-    if not namespace or len(namespace) > 63 or set(namespace) - _NAMESPACE_CHARS or namespace[0] == "-":
-        problems.append(
-            f"namespace: must be a DNS-1123 label (lower-case letters, digits, '-', at most 63), got {namespace!r}"
-        )
+    namespace_problem = setting_problem("namespace", params["namespace"])
+    if namespace_problem:
+        problems.append(f"namespace: {namespace_problem}")
     if not params["checks"]:
         problems.append(f"checks: give at least one of {', '.join(CHECKS)}")
     for name in ("smoke_image", "smoke_command", "cuda_image", "cuda_command"):

@@ -50,14 +50,18 @@ SETTING_RULES = {
 }
 
 
+def setting_problem(name, value):
+    """Why the API server would refuse VALUE as setting NAME (a namespace, a ConfigMap name), or None."""
+    pattern, limit, rule = SETTING_RULES[name]
+    if not isinstance(value, str) or len(value) > limit or not pattern.match(value):
+        return f"must be {rule}, got {value!r}"
+    return None
+
+
 def settings_problems(settings):
     """{setting: message} for each namespace or ConfigMap name the API server would refuse."""
-    problems = {}
-    for name, (pattern, limit, rule) in SETTING_RULES.items():
-        value = settings.get(name)
-        if not isinstance(value, str) or len(value) > limit or not pattern.match(value):
-            problems[name] = f"must be {rule}, got {value!r}"
-    return problems
+    problems = {name: setting_problem(name, settings.get(name)) for name in SETTING_RULES}
+    return {name: problem for name, problem in problems.items() if problem}
 
 
 def configmap(name, namespace, data):

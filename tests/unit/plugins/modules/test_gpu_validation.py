@@ -313,6 +313,7 @@ def test_check_mode_creates_nothing_and_lists_the_pods(cluster):
         ({"registry": "https://mirror.example.com"}, "registry: must be a registry host"),
         ({"timeout": 0}, "timeout: must be 1 or more, got 0"),
         ({"namespace": "GPU_Validation"}, "namespace: must be a DNS-1123 label"),
+        ({"namespace": "gpu-validation-"}, "namespace: must be a DNS-1123 label"),
         ({"plan": {"nodes": {"gpu-1": {"resources": {}}}}}, "plan.nodes.gpu-1.gpu_product: missing"),
     ],
 )
