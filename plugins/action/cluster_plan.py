@@ -269,6 +269,8 @@ class ActionModule(ActionBase):
             "files": [os.path.join(dest, name) for name in files],
             "changed_files": changed_files,
             "capacity": plan.capacity,
+            # The kube-scheduler extenders of the memory-sharing backends (gpushare's), read by the rke2 role.
+            "scheduler_extenders": plan.scheduler_extenders,
             # What the Kubernetes roles apply: the same documents as the files, as the API takes them.
             "documents": {**plan.manifests(dump_yaml), "gpu_operator_values": plan.gpu_operator_values},
             "table": plan.table,

@@ -15,8 +15,9 @@ description:
   - Runs on the controller and talks to the Kubernetes API with the C(kubernetes) Python client.
   - Compares the cluster with the plan (the content of C(capacity.json), as C(gpuops.cluster.cluster_plan)
     returns it) and returns one result per check, node and resource, each passed or failed with a reason.
-  - C(capacity) needs no pod; every GPU node's allocatable C(nvidia.com/) resources must equal the plan, a
-    planned resource missing or different fails (expected and found), so does an advertised one the plan
+  - C(capacity) needs no pod; every resource the plan gives a GPU node (C(nvidia.com/), and C(aliyun.com/gpu-mem)
+    and C(aliyun.com/gpu-count) on gpushare nodes) must equal the node's allocatable; a planned resource missing
+    or different fails (expected and found), so does an advertised C(nvidia.com/) or C(aliyun.com/) one the plan
     lacks.
   - C(smoke) runs, on every GPU node and for every planned GPU resource, one pod that requests one unit and
     runs O(smoke_command) (C(nvidia-smi -L)); it passes when the pod sees exactly one device of the right kind
@@ -26,6 +27,16 @@ description:
   - C(sharing) runs, on every node whose plan time-slices or shares with MPS a resource R times (R > 1), one pod
     per advertised unit (R pods per physical device, at most O(sharing_max_pods)), all at once; it passes when
     every pod passes the smoke expectation and each device UUID was seen by exactly R pods.
+  - Nodes that share GPUs by memory (the plan's C(memory_sharing)) are checked through what the sharing scheduler
+    accounts. HAMi nodes (split S) - smoke and cuda pods request C(nvidia.com/gpu) 1 and go to HAMi's scheduler
+    (O(hami_scheduler_name)); the sharing check runs one pod per advertised unit (S per GPU, at most
+    O(sharing_max_pods)), each with C(nvidia.com/gpu) 1 and C(nvidia.com/gpumem) of one GPU's MiB times
+    C(memory_scaling) divided by S (unless O(hami_request_gpumem) is false) and the pod annotation
+    C(hami.io/gpu-scheduler-policy=binpack), and passes when each GPU UUID was seen by exactly S pods.
+  - gpushare nodes - the smoke and cuda pods request C(aliyun.com/gpu-mem) 1 (gpushare's device plugin then shows
+    the pod one GPU); the sharing check runs N pods of (GiB of one GPU // N) GiB each, N the GiB of one GPU but at
+    most O(sharing_max_pods), which gpushare's scheduler extender packs onto one GPU, and passes when every pod
+    saw that same GPU.
   - Each pod is a Job of its own (C(backoffLimit) 0, C(restartPolicy) Never, C(activeDeadlineSeconds) of
     O(timeout) plus 30 s, C(ttlSecondsAfterFinished) O(ttl_seconds_after_finished)), pinned to its node with the
     node selector C(kubernetes.io/hostname); the scheduler binds it, so taints, resources and the device plugin
@@ -148,6 +159,24 @@ options:
     description: C(ttlSecondsAfterFinished) of the Jobs, a safety net when the module cannot delete them.
     type: int
     default: 600
+  hami_scheduler_name:
+    description:
+      - C(schedulerName) of the pods on HAMi nodes (the plan's C(memory_sharing.backend) C(hami)); HAMi's device
+        plugin only serves pods its scheduler placed.
+      - An empty string leaves the pods to the cluster's default scheduler (or to HAMi's admission webhook, which
+        sets the name itself).
+    type: str
+    default: hami-scheduler
+  hami_request_gpumem:
+    description:
+      - Whether the sharing pods on HAMi nodes request their share of GPU memory, C(nvidia.com/gpumem).
+      - Keep it true with HAMi's scheduler, which gives a pod without it the whole memory of a GPU, so that no two
+        pods could share one. Set it to false only where the sharing scheduler does not account HAMi's memory
+        resource, such as a test stand-in for HAMi's scheduler and device plugin (no node advertises
+        C(nvidia.com/gpumem), so a scheduler that does not leave it to HAMi keeps such a pod Pending); the check
+        then shows only how the pods were spread over the GPUs.
+    type: bool
+    default: true
 attributes:
   check_mode:
     support: full
@@ -212,7 +241,9 @@ results:
       description: Inventory host name.
       type: str
     resource:
-      description: The GPU resource the pods requested (C(nvidia.com/*) for capacity).
+      description:
+      - The GPU resource the pods requested; for capacity, the resources compared (C(nvidia.com/*), with
+        C(aliyun.com/*) on gpushare nodes).
       type: str
     passed:
       description: Whether the check passed.
@@ -260,10 +291,20 @@ run_id:
   type: str
   sample: 3f9c1a2b
 planned:
-  description: In check mode, the pods each check would run, per node and resource, with image and command.
+  description:
+    - In check mode, the pods each check would run, per node and resource, with image, command, the limits each
+      pod asks for (C(limits)) and the scheduler that binds it (C(scheduler_name)).
   returned: check mode
   type: list
   elements: dict
+  sample:
+    - {"check": "sharing", "node": "gpu-l4-2", "host": "gpu-l4-2", "resource": "nvidia.com/gpu",
+       "expect": "one GPU and no MIG device of NVIDIA L4", "pods": ["gpuval-sharing-3f9c1a2b-5d1e0c2a7b"],
+       "image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+       "command": "sh -c '( nvidia-smi -L ) >/dev/termination-log 2>&1; rc=$?; sleep 10; exit $rc'",
+       "limits": {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "2303"}, "scheduler_name": "hami-scheduler",
+       "summary": "sharing on gpu-l4-2, nvidia.com/gpu: 20 pod(s), each asking nvidia.com/gpu: 1,
+       nvidia.com/gpumem: 2303 and expecting one GPU and no MIG device of NVIDIA L4"}
 cleanup_problems:
   description: Objects the module could not delete; the module fails when there are any.
   returned: failure
@@ -284,6 +325,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.kube im
     KubeApiError,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.manifests import (
+    DEFAULT_HAMI_SCHEDULER,
     DEFAULT_TOLERATIONS,
     PodSettings,
     registry_problem,
@@ -327,6 +369,8 @@ def argument_spec():
         "image_pull_secrets": {"type": "list", "elements": "str", "default": [], "no_log": False},
         "registry": {"type": "str"},
         "ttl_seconds_after_finished": {"type": "int", "default": 600},
+        "hami_scheduler_name": {"type": "str", "default": DEFAULT_HAMI_SCHEDULER},
+        "hami_request_gpumem": {"type": "bool", "default": True},
     }
 
 
@@ -371,6 +415,8 @@ def settings_from(params):
         image_pull_policy=params["image_pull_policy"],
         image_pull_secrets=tuple(params["image_pull_secrets"]),
         registry=params["registry"] or None,
+        hami_scheduler_name=params["hami_scheduler_name"] or None,
+        hami_request_gpumem=params["hami_request_gpumem"],
     )
     return RunSettings(
         namespace=params["namespace"],

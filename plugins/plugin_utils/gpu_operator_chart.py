@@ -17,19 +17,24 @@ import yaml
 
 # NAME/CHART, as `helm repo add NAME URL` makes charts available.
 _REPO_CHART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+NVIDIA_REPO = "https://helm.ngc.nvidia.com/nvidia"
 # The subchart the gpu-operator chart bundles, and the value that turns it off.
 NFD_SUBCHART = "node-feature-discovery"
 
 
-def chart_source(chart_ref, repo_url=""):
-    """{"kind": local|oci|repo, "repo_name"} for CHART_REF, or {"kind": None, "problem"} naming what is valid."""
+def chart_source(chart_ref, repo_url="", variable="gpu_operator_chart_ref", chart="gpu-operator", mirror=NVIDIA_REPO):
+    """{"kind": local|oci|repo, "repo_name"} for CHART_REF, or {"kind": None, "problem"} naming what is valid.
+
+    VARIABLE names the role variable of CHART_REF (its repository URL is VARIABLE with _repo_url for _ref),
+    CHART the chart and MIRROR its repository, for the messages.
+    """
     chart_ref = str(chart_ref or "").strip()
     repo_url = str(repo_url or "").strip()
+    repo_variable = variable.removesuffix("_ref") + "_repo_url"
     if not chart_ref:
         return {
             "kind": None,
-            "problem": "gpu_operator_chart_ref is empty; set REPO/gpu-operator, oci://REGISTRY/PATH/gpu-operator "
-            "or the path of a .tgz",
+            "problem": f"{variable} is empty; set REPO/{chart}, oci://REGISTRY/PATH/{chart} or the path of a .tgz",
         }
     if chart_ref.startswith("oci://"):
         return {"kind": "oci", "repo_name": ""}
@@ -39,15 +44,13 @@ def chart_source(chart_ref, repo_url=""):
         if not repo_url:
             return {
                 "kind": None,
-                "problem": f"gpu_operator_chart_ref {chart_ref!r} names a repository chart but "
-                "gpu_operator_chart_repo_url is empty; set the repository's URL (https://helm.ngc.nvidia.com/nvidia "
-                "or a mirror), or use an oci:// reference or a .tgz path",
+                "problem": f"{variable} {chart_ref!r} names a repository chart but {repo_variable} is empty; set the "
+                f"repository's URL ({mirror} or a mirror), or use an oci:// reference or a .tgz path",
             }
         return {"kind": "repo", "repo_name": chart_ref.split("/", 1)[0]}
     return {
         "kind": None,
-        "problem": f"gpu_operator_chart_ref {chart_ref!r} is neither REPO/CHART, an oci:// reference "
-        "nor a path ending in .tgz",
+        "problem": f"{variable} {chart_ref!r} is neither REPO/CHART, an oci:// reference nor a path ending in .tgz",
     }
 
 

@@ -49,6 +49,9 @@ def node_changes(capacity, nodes):
         current = _labels(present[host])
         wanted = _planned_labels(planned)
         changed = {name: value for name, value in wanted.items() if current.get(name) != value}
+        # NVIDIA's device plugin does not serve a memory-shared node: a config label left from earlier sharing goes.
+        if planned.get("memory_sharing") and DEVICE_PLUGIN_CONFIG_LABEL in current:
+            changed[DEVICE_PLUGIN_CONFIG_LABEL] = None
         if MIG_CONFIG_LABEL in changed and MIG_CONFIG_STATE_LABEL in current:
             changed[MIG_CONFIG_STATE_LABEL] = None
         if changed:
@@ -116,6 +119,8 @@ def capacity_differences(capacity, nodes):
     for host, planned in sorted((capacity.get("nodes") or {}).items()):
         if host not in present:
             continue
+        if planned.get("memory_sharing"):
+            continue  # HAMi's or gpushare's device plugin serves it; the gpu_memory_sharing role compares it
         allocatable = (present[host].get("status") or {}).get("allocatable") or {}
         advertised = {name: _count(value) for name, value in allocatable.items() if name.startswith(RESOURCE_PREFIX)}
         wanted = planned.get("resources") or {}

@@ -131,6 +131,8 @@ def argvs(directory: Path, files: dict, kube: Path) -> dict:
             str(files["ca.crt"]),
             "--authorization-mode",
             "Node,RBAC",
+            # As RKE2's: privileged pods (HAMi's and gpushare's device plugins, the GPU Operator's operands).
+            "--allow-privileged=true",
             "--service-account-issuer",
             "https://kubernetes.default.svc",
             "--service-account-key-file",

@@ -68,6 +68,18 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import
     IntentErrors,
     hosts_text,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing import (
+    VARIABLE as MEMORY_SHARING,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing import (
+    conflict_problems,
+    describe_sharing,
+    lint_memory_sharing,
+    normalize_memory_sharing,
+    scheduler_extenders,
+    sharing_capacity,
+    sharing_labels,
+)
 
 INTENT_VARIABLES = (
     "gpuops_gpu_product",
@@ -78,6 +90,7 @@ INTENT_VARIABLES = (
     "gpuops_mig_configs",
     "gpuops_time_slicing",
     "gpuops_mps",
+    "gpuops_memory_sharing",
     "gpuops_gpu_catalog_extra",
 )
 DEFAULT_MIG_STRATEGY = "none"
@@ -112,6 +125,8 @@ class ClusterPlan:
     notes: list = field(default_factory=list)
     # The ConfigMap the GPU Operator's mig-manager reads (key config.yaml: the mig-parted document).
     mig_parted_configmap: dict = field(default_factory=dict)
+    # KubeSchedulerConfiguration extenders the memory-sharing backends need (gpushare's), else empty.
+    scheduler_extenders: list = field(default_factory=list)
 
     def manifests(self, dump_yaml):
         """The two ConfigMaps as the API takes them: each embedded document as text (DUMP_YAML)."""
@@ -145,6 +160,8 @@ class _NodeResult:
     capacity: dict
     device_plugin_config: dict
     unselected: tuple = ()  # GPU indexes no entry of the MIG config selects: left as they are
+    # The normalized gpuops_memory_sharing with its scheduler_accounts; None: NVIDIA's device plugin serves the node.
+    memory_sharing: dict | None = None
 
 
 def _split_path(message, variable):
@@ -296,14 +313,35 @@ def _unselected_gpus(product, count, mig_config, mig_configs):
     return tuple(index for index in range(count or 0) if not any(entry_selects_gpu(e, index, product) for e in entries))
 
 
-def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, invalid_configs, layout_cache):
-    """A _NodeResult, or a list of (variable, message). SHARING: (gpuops_time_slicing, gpuops_mps).
+def _plan_memory_shared_node(product, layouts, strategy, memory_sharing, unselected):
+    """A _NodeResult for a node whose GPUs HAMi or gpushare share, or a list of (variable, message).
 
-    LAYOUT_CACHE keeps the MIG layouts per (product, count, config): nodes that differ only in sharing share them.
+    GFD still runs there and labels the GPUs without sharing (no device-plugin config selects one).
     """
-    time_slicing, mps = sharing
+    sharing = normalize_memory_sharing(memory_sharing)
+    try:
+        gfd = node_capacity(product, layouts, strategy)
+        resources, accounts = sharing_capacity(product, len(layouts), sharing)
+    except CapacityError as error:
+        return [(MEMORY_SHARING, str(error))]
+    capacity = {
+        "resources": dict(sorted(resources.items())),
+        "labels": dict(sorted({**gfd["labels"], **sharing_labels(sharing)}.items())),
+    }
+    planned = {**sharing, "scheduler_accounts": dict(sorted(accounts.items()))}
+    return _NodeResult(product, layouts, capacity, None, unselected, planned)
+
+
+def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, invalid_configs, layout_cache):
+    """A _NodeResult, or a list of (variable, message).
+
+    SHARING: (gpuops_time_slicing, gpuops_mps, gpuops_memory_sharing). LAYOUT_CACHE keeps the MIG layouts per
+    (product, count, config): nodes that differ only in sharing share them.
+    """
+    time_slicing, mps, memory_sharing = sharing
     problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(time_slicing)]
     problems += [_split_path(message, "gpuops_mps") for message in lint_mps(mps, product.compute_capability)]
+    problems += [_split_path(message, MEMORY_SHARING) for message in lint_memory_sharing(memory_sharing)]
     layout_key = (product, count, canonical_json(mig_config))
     if layout_key not in layout_cache:
         layout_cache[layout_key] = (
@@ -312,9 +350,15 @@ def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, inval
         )
     (layouts, layout_problems), unselected = layout_cache[layout_key]
     problems += [("gpuops_mig_config", message) for message in layout_problems]
+    mig_on = [index for index, layout in enumerate(layouts or ()) if layout.mig_enabled]
+    problems += [
+        (MEMORY_SHARING, message)
+        for message in conflict_problems(memory_sharing, time_slicing, mps, mig_config, mig_on)
+    ]
     if problems or strategy is None or count is None:
         return problems
-    mig_on = [index for index, layout in enumerate(layouts) if layout.mig_enabled]
+    if memory_sharing is not None:
+        return _plan_memory_shared_node(product, layouts, strategy, memory_sharing, unselected)
     problems = [
         _split_path(message, "gpuops_mps") for message in lint_mps_for_node(mps, strategy, mig_on, time_slicing)
     ]
@@ -366,7 +410,7 @@ def plan_cluster(nodes, settings=None):
             errors.append(IntentError(host, "gpuops_gpu_count", problem))
         # A bad count still lets the rest of the host's intent be checked.
         if product is not None:
-            sharing = (intent.get("gpuops_time_slicing"), intent.get("gpuops_mps"))
+            sharing = (intent.get("gpuops_time_slicing"), intent.get("gpuops_mps"), intent.get(MEMORY_SHARING))
             intents[host] = (product, count, intent.get("gpuops_mig_config"), sharing)
 
     if mig_manager == "operator":
@@ -513,9 +557,12 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
     data[DEFAULT_DEVICE_PLUGIN_CONFIG] = build_device_plugin_config(strategy, None, [])
     for host in sorted(results):
         result, mig_config = results[host]
-        key = device_plugin_config_key(result.device_plugin_config)
-        data[key] = result.device_plugin_config
-        labels = {**result.capacity["labels"], DEVICE_PLUGIN_CONFIG_LABEL: key}
+        labels = dict(result.capacity["labels"])
+        if result.memory_sharing is None:
+            key = device_plugin_config_key(result.device_plugin_config)
+            data[key] = result.device_plugin_config
+            labels[DEVICE_PLUGIN_CONFIG_LABEL] = key
+        # Else NVIDIA's device plugin does not run there: no config key, no label selecting one.
         if mig_config is None and result.product.mig:
             unmanaged.append(host)
         elif mig_config is not None and result.product.mig and mig_manager == "operator":
@@ -528,11 +575,14 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
             "mig_config": mig_config,
             "resources": dict(resources),
             "labels": dict(sorted(labels.items())),
+            "memory_sharing": _plain_copy(result.memory_sharing),
         }
         for name, count in resources.items():
             totals[name] = totals.get(name, 0) + count
         layout = describe_layout(mig_config, result.product, result.layouts, result.unselected)
-        rows.append((host, result.product.name, len(result.layouts), layout, resources))
+        rows.append(
+            (host, result.product.name, len(result.layouts), layout, describe_sharing(result.memory_sharing), resources)
+        )
     totals = dict(sorted(totals.items()))
     notes = []
     if unmanaged:
@@ -562,4 +612,12 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
         gpu_operator_values=gpu_operator_values(settings, strategy, mig_manager == "operator" and manages_mig),
         table=render_table(rows, totals, strategy),
         notes=notes,
+        scheduler_extenders=scheduler_extenders(result.memory_sharing for result, _mig_config in results.values()),
     )
+
+
+def _plain_copy(memory_sharing):
+    """A copy of a node's planned memory sharing, so nodes that share one result do not share one dict."""
+    if memory_sharing is None:
+        return None
+    return {**memory_sharing, "scheduler_accounts": dict(memory_sharing["scheduler_accounts"])}

@@ -126,11 +126,12 @@ def _resources_text(resources):
 
 
 def render_table(rows, totals, mig_strategy):
-    """Plain-text table: one line per node (HOST, PRODUCT, GPUS, MIG LAYOUT, ADVERTISED) and the totals."""
-    header = ("HOST", "PRODUCT", "GPUS", "MIG LAYOUT", "ADVERTISED")
+    """Plain-text table: one line per node (HOST, PRODUCT, GPUS, MIG LAYOUT, MEMORY SHARING, ADVERTISED) and the
+    totals. MEMORY SHARING: the backend that replaces NVIDIA's device plugin ("hami x10", "gpushare") or "-"."""
+    header = ("HOST", "PRODUCT", "GPUS", "MIG LAYOUT", "MEMORY SHARING", "ADVERTISED")
     lines = [
-        (host, product, str(count), layout, _resources_text(resources))
-        for host, product, count, layout, resources in rows
+        (host, product, str(count), layout, sharing, _resources_text(resources))
+        for host, product, count, layout, sharing, resources in rows
     ]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header) - 1)]
 

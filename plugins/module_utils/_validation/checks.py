@@ -8,16 +8,28 @@ smoke:    per node and planned GPU resource, one pod with one unit that lists it
 cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample.
 sharing:  per node and time-sliced or MPS resource (replicas R > 1), one pod per advertised unit, all at once,
           up to a cap, which then shows whether R pods share each physical device.
+          HAMi nodes: one pod per advertised unit (split per GPU), each with 1/split of a GPU's memory, so that
+          `split` pods share each GPU. gpushare nodes: N pods of (GiB of one GPU // N) GiB, N the GiB of one GPU
+          up to the cap, which gpushare's extender packs onto one GPU.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
+    FULL_GPU_RESOURCE,
+    GPUSHARE,
+    GPUSHARE_COUNT_RESOURCE,
+    GPUSHARE_MEMORY_RESOURCE,
+    HAMI,
+    HAMI_MEMORY_RESOURCE,
+    MEMORY_SHARING_BACKENDS,
     DeviceExpectation,
     expectation,
+    hami_gpu_mib,
+    memory_sharing,
 )
 
 CAPACITY, SMOKE, CUDA, SHARING = "capacity", "smoke", "cuda", "sharing"
@@ -77,7 +89,36 @@ def plan_problems(plan):
             problems.append(f"plan.nodes.{host}.labels: must be a mapping of label to value")
         if not node.get("gpu_product"):
             problems.append(f"plan.nodes.{host}.gpu_product: missing; the smoke check compares the product name")
+        problems += _memory_sharing_problems(host, node)
     return problems
+
+
+def _memory_sharing_problems(host, node):
+    entry = node.get("memory_sharing")
+    if entry is None:
+        return []
+    where = f"plan.nodes.{host}.memory_sharing"
+    if not isinstance(entry, dict) or entry.get("backend") not in MEMORY_SHARING_BACKENDS:
+        return [
+            f"{where}: must be null or a mapping whose backend is one of {', '.join(MEMORY_SHARING_BACKENDS)}, "
+            f"got {entry!r}"
+        ]
+    resources = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+    if entry["backend"] == HAMI:
+        split = entry.get("split")
+        if not isinstance(split, int) or isinstance(split, bool) or split < 1:
+            return [f"{where}.split: must be a whole number of 1 or more, got {split!r}"]
+        if hami_gpu_mib(node) is None:
+            return [
+                f"{where}: the memory of one GPU is unknown (no scheduler_accounts['{HAMI_MEMORY_RESOURCE}'] and "
+                f"no memory in the catalog for {node.get('gpu_product')!r}); the sharing pods ask for a share of it"
+            ]
+    elif not resources.get(GPUSHARE_MEMORY_RESOURCE) or not resources.get(GPUSHARE_COUNT_RESOURCE):
+        return [
+            f"{where}: gpushare nodes advertise {GPUSHARE_MEMORY_RESOURCE} and {GPUSHARE_COUNT_RESOURCE}, but "
+            f"resources has {sorted(resources) or 'none'}"
+        ]
+    return []
 
 
 def targets(plan, node_names=None):
@@ -96,7 +137,28 @@ def targets(plan, node_names=None):
 
 
 def _gpu_resources(target):
-    return sorted(resource for resource, count in (target.plan.get("resources") or {}).items() if count > 0)
+    """The planned resources a validation pod asks one unit of."""
+    planned = {resource: count for resource, count in (target.plan.get("resources") or {}).items() if count > 0}
+    entry = memory_sharing(target.plan)
+    if entry is not None:
+        # HAMi registers its split devices as nvidia.com/gpu; gpushare's pods ask for memory, its GPU count is
+        # only a node status figure no device plugin hands out.
+        wanted = FULL_GPU_RESOURCE if entry["backend"] == HAMI else GPUSHARE_MEMORY_RESOURCE
+        return [wanted] if wanted in planned else []
+    return sorted(resource for resource in planned if resource != GPUSHARE_COUNT_RESOURCE)
+
+
+def _gpushare_share(expect, max_pods):
+    """EXPECT for N pods that split one GPU's GiB evenly: N is that GiB, at most MAX_PODS."""
+    count = min(expect.replicas, max_pods)
+    size = expect.replicas // count if count else 0
+    return replace(
+        expect,
+        replicas=count,
+        advertised=count,
+        slice_size=size,
+        sharing=f"gpushare, {GPUSHARE_MEMORY_RESOURCE} {size} GiB per pod",
+    )
 
 
 def smoke_probes(target_list):
@@ -122,6 +184,8 @@ def sharing_groups(target_list, max_pods):
     for target in target_list:
         for resource in _gpu_resources(target):
             expect = expectation(target.plan, resource)
+            if expect.backend == GPUSHARE:
+                expect = _gpushare_share(expect, max_pods)
             if expect.replicas <= 1:
                 continue
             count = min(expect.advertised, max_pods)

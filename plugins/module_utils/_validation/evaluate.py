@@ -131,11 +131,25 @@ def sharing(group, outcomes):
     return Verdict(True, f"{text}; {note}" if note else text, devices)
 
 
+# Domains of the GPU resources a node's allocatable is searched in for ones the plan lacks: NVIDIA's and HAMi's
+# device plugins register under nvidia.com/, gpushare's under aliyun.com/.
+GPU_RESOURCE_DOMAINS = ("nvidia.com/", "aliyun.com/")
+
+
+def capacity_scope(expected):
+    """The resources the capacity check compares, for people: "nvidia.com/*" or "aliyun.com/*, nvidia.com/*"."""
+    domains = {domain for domain in GPU_RESOURCE_DOMAINS if any(name.startswith(domain) for name in expected)}
+    domains.add(GPU_RESOURCE_DOMAINS[0])
+    domains.update(name for name in expected if not name.startswith(GPU_RESOURCE_DOMAINS))
+    return ", ".join(f"{domain}*" if domain.endswith("/") else domain for domain in sorted(domains))
+
+
 def capacity(expected, allocatable):
-    """Compare the plan's RESOURCES with a node's allocatable nvidia.com/ resources."""
+    """Compare every resource the plan's RESOURCES name with a node's allocatable, and look for GPU resources
+    (nvidia.com/, aliyun.com/) the node advertises beyond the plan."""
     found = {}
     for name, value in (allocatable or {}).items():
-        if name.startswith("nvidia.com/"):
+        if name in expected or name.startswith(GPU_RESOURCE_DOMAINS):
             try:
                 found[name] = int(str(value))
             except ValueError:

@@ -6,6 +6,9 @@
 Every Job runs one pod with one container, never restarted or retried, pinned to its node by the
 kubernetes.io/hostname label (the scheduler still binds it, so taints, resources and the device plugin all
 count). The command's output and exit code come back as the container's termination message and exit code.
+
+On memory-shared nodes the pods ask what the sharing scheduler reads: HAMi's pods go to HAMi's scheduler, and
+its sharing pods add their nvidia.com/gpumem slice; gpushare's pods ask for aliyun.com/gpu-mem in GiB.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CUDA
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CUDA, SHARING
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import GPUSHARE, HAMI
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "gpuops.cluster")
 COMPONENT = ("app.kubernetes.io/component", "gpu-validation")
@@ -32,6 +36,10 @@ DEADLINE_MARGIN = 30
 GRACE_SECONDS = 1
 DEFAULT_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
 _REGISTRY_HOST = re.compile(r"[.:]|^localhost$")
+DEFAULT_HAMI_SCHEDULER = "hami-scheduler"
+# HAMi's scheduler spreads a node's pods over its GPUs by default; binpack fills one GPU before the next, so
+# that even a capped sharing check puts `split` pods on its first GPU.
+HAMI_GPU_POLICY = ("hami.io/gpu-scheduler-policy", "binpack")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,32 @@ class PodSettings:
     image_pull_policy: str = "IfNotPresent"
     image_pull_secrets: tuple = ()
     registry: str | None = None
+    # schedulerName of the pods on HAMi nodes; None leaves it to the cluster (HAMi's webhook sets it too).
+    hami_scheduler_name: str | None = DEFAULT_HAMI_SCHEDULER
+    # Whether HAMi's sharing pods ask for nvidia.com/gpumem: HAMi's scheduler needs it to put several pods on
+    # one GPU. No node advertises it, so a scheduler that does not leave it to HAMi's extender keeps the pod
+    # Pending (Insufficient nvidia.com/gpumem).
+    hami_request_gpumem: bool = True
+
+
+def pod_limits(probe, settings: PodSettings):
+    """The container's limits, quantities as strings (the client refuses an int)."""
+    expect = probe.expect
+    if probe.check != SHARING or not expect.slice_resource:
+        return {expect.resource: "1"}
+    if expect.backend == GPUSHARE:
+        # gpushare's one resource is the memory slice itself, in GiB.
+        return {expect.resource: str(expect.slice_size)}
+    limits = {expect.resource: "1"}
+    if settings.hami_request_gpumem and expect.slice_size:
+        limits[expect.slice_resource] = str(expect.slice_size)
+    return limits
+
+
+def scheduler_name(probe, settings: PodSettings):
+    if probe.expect.backend == HAMI and settings.hami_scheduler_name:
+        return settings.hami_scheduler_name
+    return None
 
 
 def mirrored_image(image, registry):
@@ -125,7 +159,10 @@ def job_manifest(run_id, probe, namespace, settings: PodSettings):
     cuda = probe.check == CUDA
     image = settings.cuda_image if cuda else settings.smoke_image
     command = settings.cuda_command if cuda else settings.smoke_command
-    hold = settings.sharing_hold_seconds if probe.check == "sharing" else 0
+    hold = settings.sharing_hold_seconds if probe.check == SHARING else 0
+    pod_annotations = dict(annotations)
+    if probe.check == SHARING and probe.expect.backend == HAMI:
+        pod_annotations.update([HAMI_GPU_POLICY])
     pod_spec = {
         "restartPolicy": "Never",
         "nodeSelector": {"kubernetes.io/hostname": probe.target.node},
@@ -137,13 +174,14 @@ def job_manifest(run_id, probe, namespace, settings: PodSettings):
                 "image": mirrored_image(image, settings.registry),
                 "imagePullPolicy": settings.image_pull_policy,
                 "command": wrapped_command(command, hold),
-                # Quantities are strings in the API (the client refuses an int).
-                "resources": {"limits": {probe.expect.resource: "1"}},
+                "resources": {"limits": pod_limits(probe, settings)},
                 "terminationMessagePath": TERMINATION_LOG,
                 "terminationMessagePolicy": "File",
             }
         ],
     }
+    if scheduler_name(probe, settings):
+        pod_spec["schedulerName"] = scheduler_name(probe, settings)
     if settings.runtime_class_name:
         pod_spec["runtimeClassName"] = settings.runtime_class_name
     if settings.image_pull_secrets:
@@ -157,7 +195,7 @@ def job_manifest(run_id, probe, namespace, settings: PodSettings):
             "activeDeadlineSeconds": int(settings.timeout) + DEADLINE_MARGIN,
             "ttlSecondsAfterFinished": int(settings.ttl_seconds_after_finished),
             "template": {
-                "metadata": {"labels": object_labels, "annotations": annotations},
+                "metadata": {"labels": object_labels, "annotations": pod_annotations},
                 "spec": pod_spec,
             },
         },

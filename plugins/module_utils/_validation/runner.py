@@ -40,8 +40,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.manifes
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.outcome import Outcome, pod_outcome
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.report import result
 
-CAPACITY_RESOURCE = "nvidia.com/*"
-
 
 class CleanupError(RuntimeError):
     """Jobs or pods of the validation still exist after the cleanup timeout."""
@@ -55,6 +53,10 @@ class RunSettings:
     poll_interval: float = 2.0
     cleanup_timeout: int = 120
     sharing_max_pods: int = 32
+
+
+def _scope(target):
+    return evaluate.capacity_scope(target.plan.get("resources") or {})
 
 
 def _groups(check, targets, settings):
@@ -73,11 +75,11 @@ def planned_checks(targets, settings, run_id):
         if check == CAPACITY:
             entries += [
                 {
-                    "summary": f"{check} on {t.node}: allocatable {CAPACITY_RESOURCE} compared with the plan, no pod",
+                    "summary": f"{check} on {t.node}: allocatable {_scope(t)} compared with the plan, no pod",
                     "check": check,
                     "node": t.node,
                     "host": t.host,
-                    "resource": CAPACITY_RESOURCE,
+                    "resource": _scope(t),
                     "pods": [],
                 }
                 for t in targets
@@ -86,17 +88,23 @@ def planned_checks(targets, settings, run_id):
         for probes, group in _groups(check, targets, settings):
             first = probes[0]
             manifests = [job_manifest(run_id, probe, settings.namespace, settings.pods) for probe in probes]
+            pod_spec = manifests[0]["spec"]["template"]["spec"]
+            limits = pod_spec["containers"][0]["resources"]["limits"]
+            asks = ", ".join(f"{name}: {value}" for name, value in limits.items())
             entry = {
                 "summary": f"{check} on {first.target.node}, {first.expect.resource}: {len(probes)} pod(s), "
-                f"each expecting {first.expect.describe()}",
+                f"each asking {asks} and expecting {first.expect.describe()}",
                 "check": check,
                 "node": first.target.node,
                 "host": first.target.host,
                 "resource": first.expect.resource,
                 "expect": first.expect.describe(),
                 "pods": [manifest["metadata"]["name"] for manifest in manifests],
-                "image": manifests[0]["spec"]["template"]["spec"]["containers"][0]["image"],
+                "image": pod_spec["containers"][0]["image"],
                 "command": describe_command(manifests[0]),
+                # What each pod asks for, and which scheduler binds it (memory-shared nodes differ here).
+                "limits": limits,
+                "scheduler_name": pod_spec.get("schedulerName", "default-scheduler"),
             }
             if group is not None and group.capped:
                 entry["note"] = capped_note(group)
@@ -158,7 +166,7 @@ class ValidationRun:
             else:
                 allocatable = (node.get("status") or {}).get("allocatable") or {}
                 verdict = evaluate.capacity(target.plan.get("resources") or {}, allocatable)
-            results.append(result(CAPACITY, target, CAPACITY_RESOURCE, verdict, self.monotonic() - start))
+            results.append(result(CAPACITY, target, _scope(target), verdict, self.monotonic() - start))
         return results
 
     def _pods(self, check):

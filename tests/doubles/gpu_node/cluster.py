@@ -96,6 +96,13 @@ class Cluster:
     def patch_labels(self, name: str, labels: dict) -> None:
         self.core.patch_node(name, {"metadata": {"labels": labels}})
 
+    def patch_annotations(self, name: str, annotations: dict) -> None:
+        self.core.patch_node(name, {"metadata": {"annotations": annotations}})
+
+    def daemon_sets(self) -> list:
+        """Every DaemonSet: the memory-sharing device plugins run where theirs exist."""
+        return self._raw(self.apps.list_daemon_set_for_all_namespaces)["items"]
+
     def cluster_policy(self) -> dict | None:
         """The ClusterPolicy the operator works on: the oldest one (others it marks ignored)."""
         try:

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One reconcile pass a second over every described GPU node: what the kubelet, the GPU Operator,
-mig-manager, the device plugin and GFD would each do on it. See README.md."""
+mig-manager, the device plugin, GFD and the memory-sharing device plugins (HAMi's, gpushare's)
+would each do on it. See README.md."""
 
 import sys
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from . import device_plugin, gpu_state, mig_parted
+from . import device_plugin, gpu_state, mig_parted, sharing_plugins
 from .cluster import Cluster, now
 from .hardware import Node
 
@@ -87,7 +88,15 @@ class NodeState:
     plugin_config: dict | None = None
     advertised: set = field(default_factory=set)
     lease_renewed: float = 0.0
-    rendered: tuple | None = None  # (MIG layout, the nvidia-smi double's state of it): real-kubelet nodes
+    rendered: tuple | None = None  # (MIG layout, the nvidia-smi double's state of it)
+
+
+@dataclass
+class Shared:
+    """What the memory-sharing device plugins (HAMi's, gpushare's) advertise on one node."""
+
+    devices: dict = field(default_factory=dict)  # resource -> [(device ID, health, what Allocate names)]
+    status: dict = field(default_factory=dict)  # resources the plugin patches into the node's status itself
 
 
 class Controller:
@@ -129,6 +138,7 @@ class Controller:
         spec = (policy or {}).get("spec") or {}
         namespace = self.cluster.operator_namespace(self.default_namespace)
         nodes = self.cluster.nodes()
+        daemonsets = self.cluster.daemon_sets()
         for name, hardware in self.hardware.items():
             node = nodes.get(name)
             if node is None and name in self.plugins:
@@ -138,11 +148,11 @@ class Controller:
                 self.cluster.register(name)
                 log(f"registered node {name} again (it had been deleted)")
                 continue
-            self.reconcile_node(hardware, node, policy, spec, namespace)
+            self.reconcile_node(hardware, node, policy, spec, namespace, daemonsets)
         if policy:
             self.report_operator(policy, spec, namespace)
 
-    def reconcile_node(self, hardware: Node, node: dict, policy, spec: dict, namespace: str) -> None:
+    def reconcile_node(self, hardware: Node, node: dict, policy, spec: dict, namespace: str, daemonsets: list) -> None:
         state = self.state[hardware.name]
         labels = dict(node["metadata"].get("labels") or {})
         annotations = node["metadata"].get("annotations") or {}
@@ -154,18 +164,21 @@ class Controller:
             self.operator_labels(hardware, wanted)
             if enabled(spec, "migManager") and hardware.mig_capable:
                 self.mig_manager(hardware, state, wanted, annotations, spec, namespace)
+        # The operator's DaemonSets select nodes by these labels: `false` (set for HAMi or gpushare)
+        # keeps NVIDIA's device plugin off the node while GFD, with the same config, still runs.
         plugin_on = (
             bool(policy)
             and enabled(spec, "devicePlugin")
             and wanted.get("nvidia.com/gpu.deploy.device-plugin") == "true"
         )
-        config = self.plugin_config(hardware, state, wanted, spec, namespace) if plugin_on else None
-        gfd = {}
-        if (
-            config is not None
+        gfd_on = (
+            bool(policy)
             and enabled(spec, "gfd")
             and wanted.get("nvidia.com/gpu.deploy.gpu-feature-discovery") == "true"
-        ):
+        )
+        config = self.plugin_config(hardware, state, wanted, spec, namespace) if plugin_on or gfd_on else None
+        gfd = {}
+        if config is not None and gfd_on:
             gfd = device_plugin.gfd_labels(hardware, state.gpus, config)
         for key in [key for key in wanted if is_gfd_label(key)]:
             if key not in gfd:
@@ -173,7 +186,8 @@ class Controller:
         wanted |= gfd
         if wanted != labels:
             self.cluster.patch_labels(hardware.name, {key: wanted.get(key) for key in {*labels, *wanted}})
-        self.advertise(hardware, state, node, config, annotations)
+        shared = self.sharing(hardware, state, wanted, annotations, daemonsets)
+        self.advertise(hardware, state, node, config if plugin_on else None, annotations, shared)
 
     def operator_labels(self, hardware: Node, labels: dict) -> None:
         """What the operator puts on a GPU node (NFD saw PCI vendor 10de): the deploy switches."""
@@ -245,30 +259,81 @@ class Controller:
         log(f"{hardware.name}: device plugin (re)started with config {key or 'default'}")
         return config
 
-    def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict) -> None:
-        if hardware.name in self.plugins:
-            self.serve(hardware, state, config, annotations)
-            return
-        self.write_status(hardware, state, node, config, annotations)
-
-    def serve(self, hardware: Node, state: NodeState, config, annotations: dict) -> None:
-        """A real kubelet: the plugin's devices go to it over gRPC, the GPUs' state to the pods."""
+    def rendered(self, hardware: Node, state: NodeState) -> dict:
+        """The GPUs as the nvidia-smi double holds them (their UUIDs), for the current MIG layout."""
         layout = tuple(state.gpus)
+        if state.rendered is None or state.rendered[0] != layout:
+            state.rendered = (layout, gpu_state.render(hardware, state.gpus))
+        return state.rendered[1]
+
+    def sharing(self, hardware: Node, state: NodeState, labels: dict, annotations: dict, daemonsets: list) -> Shared:
+        """HAMi's and gpushare's device plugins: each runs where its DaemonSet selects the node."""
+        shared = Shared()
+        hami = sharing_plugins.hami_daemonset(daemonsets)
+        gpushare = sharing_plugins.gpushare_daemonset(daemonsets)
+        hami_on = hami is not None and sharing_plugins.runs_on(hami, labels)
+        gpushare_on = gpushare is not None and sharing_plugins.runs_on(gpushare, labels)
+        if not (hami_on or gpushare_on):
+            return shared
+        unhealthy = unhealthy_gpus(hardware, annotations)
+        try:
+            rendered = self.rendered(hardware, state)["gpus"]
+            # Both plugins count whole GPUs (HAMi's hami-core mode; gpushare knows no MIG).
+            whole = [(gpu.index, rendered[gpu.index]["uuid"]) for gpu in state.gpus if not gpu.mig_enabled]
+            if hami_on:
+                settings = sharing_plugins.hami_settings(hami, hardware.name, self.cluster.configmap_data)
+                shared.devices |= sharing_plugins.hami_devices(whole, settings, unhealthy)
+                register = sharing_plugins.hami_register(hardware, whole, settings, unhealthy)
+                if annotations.get(sharing_plugins.HAMI_REGISTER) != register:
+                    self.cluster.patch_annotations(hardware.name, {sharing_plugins.HAMI_REGISTER: register})
+                    log(f"{hardware.name}: HAMi device plugin registered {len(whole)} GPUs ({settings})")
+            if gpushare_on:
+                unit = sharing_plugins.gpushare_unit(gpushare)
+                shared.devices |= sharing_plugins.gpushare_devices(hardware, whole, unit, unhealthy)
+                shared.status[sharing_plugins.GPUSHARE_COUNT] = len(whole)
+        except (sharing_plugins.SharingError, gpu_state.StateError) as error:
+            self.error_once(f"{hardware.name}: memory-sharing device plugin: {error}")
+        return shared
+
+    def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared) -> None:
+        if hardware.name in self.plugins:
+            self.serve(hardware, state, node, config, annotations, shared)
+            return
+        self.write_status(hardware, state, node, config, annotations, shared)
+
+    def merge(self, hardware: Node, devices: dict, shared: Shared) -> dict:
+        both = sorted(set(devices) & set(shared.devices))
+        if both:  # both plugins would serve the same socket; the kubelet keeps the last registered
+            self.error_once(f"{hardware.name}: NVIDIA's device plugin and a memory-sharing one both serve {both}")
+        return {**devices, **shared.devices}
+
+    def serve(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared) -> None:
+        """A real kubelet: the plugins' devices go to it over gRPC, the GPUs' state to the pods."""
         devices = {}
         try:
-            if state.rendered is None or state.rendered[0] != layout:
-                state.rendered = (layout, gpu_state.render(hardware, state.gpus))
-            self.plugins[hardware.name].write_state(pod_view(state.rendered[1], annotations))
+            rendered = self.rendered(hardware, state)
+            self.plugins[hardware.name].write_state(pod_view(rendered, annotations))
             if config is not None:
                 devices = gpu_state.plugin_devices(
-                    hardware, state.gpus, state.rendered[1], config, unhealthy_gpus(hardware, annotations)
+                    hardware, state.gpus, rendered, config, unhealthy_gpus(hardware, annotations)
                 )
         except (device_plugin.PluginError, gpu_state.StateError) as error:
             self.error_once(f"{hardware.name}: device plugin: {error}")
-        self.plugins[hardware.name].update(devices)
+        self.plugins[hardware.name].update(self.merge(hardware, devices, shared))
+        # gpushare's plugin writes its GPU count into the node's status itself (patchGPUCount).
+        status = node.get("status") or {}
+        stale = {
+            name: str(value)
+            for name, value in shared.status.items()
+            if (status.get("capacity") or {}).get(name) != str(value)
+            or (status.get("allocatable") or {}).get(name) != str(value)
+        }
+        if stale:
+            self.cluster.patch_status(hardware.name, {"capacity": stale, "allocatable": stale})
+            log(f"{hardware.name}: patched {stale} into the node's status")
 
-    def write_status(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict) -> None:
-        """The kubelet's view of the plugin's devices: capacity and allocatable per resource. A
+    def write_status(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared) -> None:
+        """The kubelet's view of the plugins' devices: capacity and allocatable per resource. A
         resource the plugin stopped advertising stays at 0, as the kubelet keeps it."""
         capacity, allocatable = {}, {}
         if config is not None:
@@ -278,11 +343,18 @@ class Controller:
                 )
             except device_plugin.PluginError as error:
                 self.error_once(f"{hardware.name}: device plugin: {error}")
+        self.merge(hardware, capacity, shared)
+        for resource, listed in shared.devices.items():
+            capacity[resource] = len(listed)
+            allocatable[resource] = sum(1 for _id, health, _what in listed if health == sharing_plugins.HEALTHY)
         status = node.get("status") or {}
         for name in state.advertised | {key for key in status.get("capacity", {}) if key.startswith("nvidia.com/")}:
             capacity.setdefault(name, 0)
             allocatable.setdefault(name, 0)
         state.advertised |= set(capacity)
+        # gpushare's GPU count is not a device-plugin resource: its plugin patches it, nobody zeroes it.
+        capacity |= shared.status
+        allocatable |= shared.status
         wanted_capacity = {**status.get("capacity", {}), **{k: str(v) for k, v in capacity.items()}}
         wanted_allocatable = {**status.get("allocatable", {}), **{k: str(v) for k, v in allocatable.items()}}
         if wanted_capacity != status.get("capacity") or wanted_allocatable != status.get("allocatable"):

@@ -13,6 +13,11 @@ registered with the kubelet's kubelet.sock, as k8s-device-plugin's internal/plug
   GPU state mounted read-only for the nvidia-smi double in the container.
 When kubelet.sock is created anew (the kubelet restarted and emptied the folder) every server is
 started again and registers again.
+HAMi's plugin is served the same way (its server.go: socket `nvidia-gpu.sock`, preferred allocation
+available; Allocate here names the GPU of the replica instead of reading the HAMi scheduler's pod
+annotations). gpushare's `aliyun.com/gpu-mem` (gpushare-device-plugin pkg/gpu/nvidia): socket
+`aliyungpushare.sock`, registered without options; Allocate names the GPU (its index) of the fake
+devices given, with the ALIYUN_COM_GPU_MEM_* variables its allocate.go sets.
 """
 
 import hashlib
@@ -31,10 +36,33 @@ from .deviceplugin_api import DEVICE_PLUGIN_SERVICE, KUBELET_SOCKET, REGISTER, V
 # the nvidia-smi double in a pod reads it.
 NODE_STATE_DIR = "/var/lib/gpuops-gpu-node"
 POD_STATE_DIR = "/var/lib/nvidia-smi-double"
+GPUSHARE_MEMORY = "aliyun.com/gpu-mem"  # gpushare-device-plugin pkg/gpu/nvidia/const.go resourceName
 
 
 def socket_name(resource: str) -> str:
+    if resource == GPUSHARE_MEMORY:
+        return "aliyungpushare.sock"  # const.go serverSock
     return "nvidia-" + resource.split("/", 1)[-1] + ".sock"
+
+
+def preferred_allocation(resource: str) -> bool:
+    """gpushare's server.go registers and answers GetDevicePluginOptions without options."""
+    return resource != GPUSHARE_MEMORY
+
+
+def gpushare_envs(physical: list[str], pod_request: int, devices: list) -> dict:
+    """allocate.go: the GPU by index, the units asked by the pod and container, the GPU's units.
+    (The real plugin finds the GPU in the pod annotation the scheduler extender wrote; here it is
+    the GPU most of the given fake devices belong to.)"""
+    index = max(dict.fromkeys(physical), key=physical.count)
+    per_gpu = sum(1 for _id, _health, what in devices if what == index)
+    return {
+        "NVIDIA_VISIBLE_DEVICES": index,
+        "ALIYUN_COM_GPU_MEM_IDX": index,
+        "ALIYUN_COM_GPU_MEM_POD": str(pod_request),
+        "ALIYUN_COM_GPU_MEM_CONTAINER": str(len(physical)),
+        "ALIYUN_COM_GPU_MEM_DEV": str(per_gpu),
+    }
 
 
 def preferred(available: list[str], must_include: list[str], size: int, physical: dict) -> list[str]:
@@ -119,7 +147,9 @@ class ResourceServer:
                     version=VERSION,
                     endpoint=self.path.name,
                     resource_name=self.resource,
-                    options=messages["DevicePluginOptions"](get_preferred_allocation_available=True),
+                    options=messages["DevicePluginOptions"](
+                        get_preferred_allocation_available=preferred_allocation(self.resource)
+                    ),
                 ),
                 timeout=5,
             )
@@ -136,7 +166,7 @@ class ResourceServer:
     # ---------------------------------------------------------------- the service
 
     def options(self, _request, _context):
-        return messages["DevicePluginOptions"](get_preferred_allocation_available=True)
+        return messages["DevicePluginOptions"](get_preferred_allocation_available=preferred_allocation(self.resource))
 
     def list_and_watch(self, _request, context):
         sent = -1
@@ -166,6 +196,7 @@ class ResourceServer:
 
     def allocate(self, request, context):
         physical = {device_id: uuid for device_id, _health, uuid in self.devices}
+        pod_request = sum(len(item.devices_ids) for item in request.container_requests)
         responses = []
         for item in request.container_requests:
             unknown = [device for device in item.devices_ids if device not in physical]
@@ -174,11 +205,14 @@ class ResourceServer:
                     grpc.StatusCode.INVALID_ARGUMENT, f"invalid allocation request: unknown device: {unknown[0]}"
                 )
             uuids = list(dict.fromkeys(physical[device] for device in item.devices_ids))
-            self.log(f"allocate {self.resource} {list(item.devices_ids)} -> {uuids}")
+            envs = {"NVIDIA_VISIBLE_DEVICES": ",".join(uuids)}
+            if self.resource == GPUSHARE_MEMORY:
+                envs = gpushare_envs([physical[device] for device in item.devices_ids], pod_request, self.devices)
+            self.log(f"allocate {self.resource} {list(item.devices_ids)} -> {envs['NVIDIA_VISIBLE_DEVICES']}")
             responses.append(
                 messages["ContainerAllocateResponse"](
                     envs={
-                        "NVIDIA_VISIBLE_DEVICES": ",".join(uuids),
+                        **envs,
                         "NVSMI_DOUBLE_STATE": f"{POD_STATE_DIR}/state.json",
                         "NVSMI_DOUBLE_LOG": "/tmp/nvidia-smi-double-calls.log",
                     },

@@ -108,11 +108,13 @@ RECORDED_SUBSYSTEM_IDS = {
 
 
 def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
-    """A host with ``count`` GPUs of one catalog product, MIG disabled, no clients."""
+    """A host with ``count`` GPUs of one product, MIG disabled, no clients.
+
+    A product the GPU catalog lacks (a GeForce card, say) is played by its name alone, as the plan plans
+    it: whole GPUs, no MIG, no recorded PCI ids.
+    """
     catalog = load_catalog()
-    found = catalog.find_product(product)
-    if found is None:
-        raise Failure(f"unknown product {product!r} for the nvidia-smi double", 2)
+    found = catalog.find_product(product) or catalog.unknown_product(product)
     gpus = []
     for index in range(count):
         digest = hashlib.sha256(("%s/%d" % (found.name, index)).encode()).hexdigest()
@@ -122,7 +124,7 @@ def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
                 "product": found.name,
                 "uuid": "GPU-" + str(uuidlib.UUID(digest[:32])),
                 "pci_bus_id": "00000000:%02X:00.0" % (0x07 + 0x10 * index),
-                "pci_sub_system_id": RECORDED_SUBSYSTEM_IDS.get(found.pci_device_ids[0]),
+                "pci_sub_system_id": RECORDED_SUBSYSTEM_IDS.get(next(iter(found.pci_device_ids), "")),
                 "mig_current": False,
                 "mig_pending": False,
                 "clients": [],
@@ -163,7 +165,8 @@ def log_call(argv):
 
 
 def product_of(gpu):
-    return load_catalog().find_product(gpu["product"])
+    catalog = load_catalog()
+    return catalog.find_product(gpu["product"]) or catalog.unknown_product(gpu["product"])
 
 
 def slot_ids(mig):

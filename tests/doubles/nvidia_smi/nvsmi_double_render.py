@@ -148,8 +148,16 @@ def list_devices(gpus):
     return "\n".join(lines)
 
 
-def _gpu_field(state, gpu, name, units):
+def _recorded_product(gpu):
+    """The GPU's catalog product; the double records nothing but the name of a product outside the catalog."""
     product = product_of(gpu)
+    if not product.pci_device_ids:
+        raise Failure(f"nvidia-smi double: {gpu['product']} is not in the GPU catalog; only -L is played for it", 2)
+    return product
+
+
+def _gpu_field(state, gpu, name, units):
+    product = _recorded_product(gpu)
     mode = {True: "Enabled", False: "Disabled"}
     values = {
         "index": str(gpu["index"]),
@@ -205,7 +213,7 @@ def query_xml(state, gpus):
     ]
     out.append("\t<attached_gpus>%d</attached_gpus>" % len(gpus))
     for gpu in gpus:
-        product = product_of(gpu)
+        product = _recorded_product(gpu)
         mode = {True: "Enabled", False: "Disabled"}
         current = mode[gpu["mig_current"]] if product.mig else "N/A"
         pending = mode[gpu["mig_pending"]] if product.mig else "N/A"

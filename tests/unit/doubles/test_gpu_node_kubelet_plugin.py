@@ -284,6 +284,12 @@ class KubeletCluster:
     def configmap_data(self, namespace, name):
         return {"ts": "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}\n"}
 
+    def daemon_sets(self):
+        return []  # no memory-sharing device plugin is installed
+
+    def patch_annotations(self, name, annotations):
+        raise AssertionError("no memory-sharing device plugin runs here")
+
     def patch_cluster_policy_status(self, name, status):
         self.policy["status"] = status
 

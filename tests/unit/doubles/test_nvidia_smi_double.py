@@ -315,3 +315,11 @@ def test_subsystem_id_is_the_recorded_one(smi, published_nvsmi_dir):
     [row] = parse_query_gpu(smi(*query_gpu_args()))
     assert (row.pci_device_id, row.pci_subsystem_id) == ("0x20B510DE", None)
     assert parse_query_xml(smi(*query_xml_args())).gpus[0].pci_subsystem_id is None
+
+
+def test_a_product_outside_the_catalog_is_played_by_its_name_only(smi):
+    # The GPU of the seed document 002 (its nvidia-smi -L), which the collection plans from gpuops_gpu_catalog_extra.
+    host(smi, "NVIDIA GeForce RTX 3080 Ti Laptop GPU", mig=False)
+    assert smi("-L").startswith("GPU 0: NVIDIA GeForce RTX 3080 Ti Laptop GPU (UUID: GPU-")
+    refused = smi(*query_xml_args(), rc=2)
+    assert "not in the GPU catalog; only -L is played for it" in refused

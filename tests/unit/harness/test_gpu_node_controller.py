@@ -64,6 +64,12 @@ class FakeCluster:
     def configmap_data(self, namespace, name):
         return self.configmaps.get(name)
 
+    def daemon_sets(self):
+        return []  # no memory-sharing device plugin is installed
+
+    def patch_annotations(self, name, annotations):
+        raise AssertionError("no memory-sharing device plugin runs here")
+
 
 @pytest.fixture
 def setup(monkeypatch):

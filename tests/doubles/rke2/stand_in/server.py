@@ -11,7 +11,7 @@ import socket
 import tempfile
 from pathlib import Path
 
-from stand_in import config, node, paths, pki, supervisor
+from stand_in import component_args, config, node, paths, pki, supervisor
 from stand_in.kubeapi import Client
 from stand_in.processes import Children, log, notify_ready, wait_until
 
@@ -21,6 +21,10 @@ ADMIN = (TLS / "client-admin.crt", TLS / "client-admin.key")
 SERVING = (TLS / "serving-kube-apiserver.crt", TLS / "serving-kube-apiserver.key")
 SA_KEY = TLS / "service.key"
 ADMIN_FILE_KUBECONFIG = paths.SERVER_DIR / "cred" / "admin.kubeconfig"
+# RKE2's scheduler identity (k3s pkg/daemons/control/deps/deps.go: cred/scheduler.kubeconfig, a client
+# certificate of system:kube-scheduler, which Kubernetes' bootstrap RBAC grants what the scheduler needs).
+SCHEDULER = (TLS / "client-scheduler.crt", TLS / "client-scheduler.key")
+SCHEDULER_KUBECONFIG = paths.SERVER_DIR / "cred" / "scheduler.kubeconfig"
 SERVER_NODE_LABELS = (
     "node-role.kubernetes.io/control-plane",
     "node-role.kubernetes.io/etcd",
@@ -63,6 +67,9 @@ def prepare_pki(settings: dict, address: str) -> None:
             *config.as_list(settings, "tls-san")]  # fmt: skip
     pki.issue(CA, *SERVING, "/CN=kube-apiserver", sans=sans)
     write_private(ADMIN_FILE_KUBECONFIG, pki.kubeconfig(f"https://127.0.0.1:{paths.API_PORT}", CA[0], *ADMIN))
+    if not SCHEDULER[0].exists():
+        pki.issue(CA, *SCHEDULER, "/CN=system:kube-scheduler", client=True)
+    write_private(SCHEDULER_KUBECONFIG, pki.kubeconfig(f"https://127.0.0.1:{paths.API_PORT}", CA[0], *SCHEDULER))
 
 
 def issue_kubelet_credentials(name: str) -> bytes:
@@ -83,7 +90,26 @@ def flags(settings: dict) -> list[str]:
     return [f"--{name}={value}" for name, value in settings.items()]
 
 
-def start_control_plane(children: Children, address: str) -> None:
+def scheduler_argv(kube: str, settings: dict, kubeconfig: Path = SCHEDULER_KUBECONFIG) -> list[str]:
+    """kube-scheduler's command line: RKE2's flags (k3s pkg/daemons/control/server.go, scheduler()) with
+    kube-scheduler-arg of the config applied as RKE2 applies them. Unlike RKE2 it serves no secure port
+    and elects no leader unless kube-scheduler-arg says so (one scheduler per test cluster; the leader
+    election flag, when given, still wins over a --config file, as in kube-scheduler)."""
+    defaults = {
+        "kubeconfig": kubeconfig,
+        "authentication-kubeconfig": kubeconfig,
+        "authorization-kubeconfig": kubeconfig,
+        "bind-address": "127.0.0.1",
+        "secure-port": 0,
+        "profiling": "false",
+        "leader-elect": "false",
+    }
+    # kube-scheduler-extra-mount is read and ignored: the stand-in runs kube-scheduler on the host,
+    # where every file is visible.
+    return [kube, "kube-scheduler", *component_args.get_args(defaults, config.as_list(settings, "kube-scheduler-arg"))]
+
+
+def start_control_plane(children: Children, address: str, settings: dict) -> None:
     logs, kube = paths.SERVER_LOGS, str(paths.KUBE_MULTI)
     etcd = {
         "data-dir": paths.SERVER_DIR / "db" / "etcd",
@@ -136,7 +162,7 @@ def start_control_plane(children: Children, address: str) -> None:
     }
     argv = [kube, "kube-controller-manager", *flags(controller_manager)]
     children.start("kube-controller-manager", argv, logs / "kube-controller-manager.log")
-    children.start("kube-scheduler", [kube, "kube-scheduler", *flags(common)], logs / "kube-scheduler.log")
+    children.start("kube-scheduler", scheduler_argv(kube, settings), logs / "kube-scheduler.log")
 
 
 def write_kubelet_credentials(server: str, ca_pem: bytes, credentials: bytes) -> None:
@@ -162,7 +188,7 @@ def run(settings: dict) -> None:
     prepare_pki(settings, address)
     write_private(paths.NODE_TOKEN, node_token(secret) + "\n")
     children = Children()
-    start_control_plane(children, address)
+    start_control_plane(children, address, settings)
     supervisor.serve(secret, issue_kubelet_credentials, server_bootstrap)
     log(f"supervisor listening on port {paths.SUPERVISOR_PORT}")
     write_private(paths.ADMIN_KUBECONFIG, pki.kubeconfig(f"https://127.0.0.1:{paths.API_PORT}", CA[0], *ADMIN),

@@ -304,6 +304,8 @@ EXPECTED_VARIABLES = {
         "gpu_operator_chart_version",
         "gpu_operator_image_registry",
         "gpu_operator_wait_timeout",
+        "gpu_memory_sharing_hami_chart_version",
+        "gpu_memory_sharing_capacity_timeout",
         "gpu_sharing_capacity_timeout",
         "gpu_validation_checks",
     ],

@@ -122,7 +122,9 @@ class FakeCluster:
                 }
                 continue
             container = spec["containers"][0]
-            (resource,) = container["resources"]["limits"]
+            # The one limit the node has devices for (HAMi's sharing pods add nvidia.com/gpumem, which only its
+            # scheduler reads).
+            (resource,) = [name for name in container["resources"]["limits"] if name in node.devices]
             gpu_name, gpu_uuid, profile, mig_uuid = node.allocate(resource)
             seen = [(gpu_name, gpu_uuid, [(profile, mig_uuid)] if profile else [])]
             exit_code, message = node.run(container["command"][2], seen)
@@ -188,6 +190,10 @@ class FakeCore:
         for name, pod in list(self.cluster.pods.items()):
             if pod["metadata"]["namespace"] == namespace and self.cluster.matches(pod, label_selector):
                 del self.cluster.pods[name]
+        if not self.cluster.pods:
+            # Every device is free again: the next check's pods are handed out from the first device.
+            for node in self.cluster.nodes.values():
+                node.handed = {}
         return {}
 
 

@@ -212,6 +212,21 @@ def test_capacity_differences_name_node_resource_planned_and_advertised():
     ]
 
 
+def test_a_node_moved_to_memory_sharing_loses_its_config_label_and_is_left_to_its_sharing_plugin():
+    capacity, _manifests = plan({"gpuops_memory_sharing": {"backend": "hami", "split": 4}})
+    assert "nvidia.com/device-plugin.config" not in capacity["nodes"]["gpu-l4-1"]["labels"]
+    h100 = capacity["nodes"]["gpu-h100-1"]
+    nodes = [
+        node("gpu-l4-1", labels={"nvidia.com/device-plugin.config": "time-slicing-f249431b"}, allocatable={}),
+        node("gpu-h100-1", labels=h100["labels"], allocatable={k: str(v) for k, v in h100["resources"].items()}),
+    ]
+    assert node_changes(capacity, nodes)["patches"] == [
+        {"name": "gpu-l4-1", "labels": {"nvidia.com/device-plugin.config": None}}
+    ]
+    # What HAMi's plugin advertises is the gpu_memory_sharing role's to compare.
+    assert capacity_differences(capacity, nodes) == []
+
+
 def test_the_role_sends_node_labels_as_a_merge_patch_and_prunes_by_replacing():
     tasks = {task["name"]: task for task in yaml.safe_load((ROLE / "tasks" / "configure.yml").read_text())}
     label = tasks["Label each GPU node with its device-plugin config and MIG config"]["kubernetes.core.k8s"]

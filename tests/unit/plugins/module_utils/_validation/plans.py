@@ -43,3 +43,35 @@ def time_sliced(rename=False, replicas=4):
 
 def mps(replicas=3):
     return node_plan("NVIDIA L4", 2, "none", mps={"replicas": replicas})
+
+
+# Memory-shared nodes, shaped as the memory-sharing contract of issue 13 describes capacity.json's node entries:
+# the planner's whole-GPU entry, with the resources the sharing device plugin registers, its node labels in place
+# of NVIDIA's device plugin's, and `memory_sharing`.
+def _memory_shared(plan, resources, labels, entry):
+    kept = {name: value for name, value in plan["labels"].items() if name != "nvidia.com/device-plugin.config"}
+    return {**plan, "resources": resources, "labels": {**kept, **labels}, "memory_sharing": entry}
+
+
+def hami(product="NVIDIA L4", count=2, split=10, memory_scaling=1, core_scaling=1):
+    plan = node_plan(product, count)
+    # HAMi's device plugin registers `split` devices per GPU and the GPU's NVML memory times memory_scaling.
+    gpu_mib = int(find_product(product).memory_mib * memory_scaling)
+    entry = {
+        "backend": "hami",
+        "split": split,
+        "memory_scaling": memory_scaling,
+        "core_scaling": core_scaling,
+        "scheduler_accounts": {"nvidia.com/gpumem": gpu_mib * count, "nvidia.com/gpucores": 100 * core_scaling * count},
+    }
+    labels = {"gpu": "on", "nvidia.com/gpu.deploy.device-plugin": "false"}
+    return _memory_shared(plan, {"nvidia.com/gpu": count * split}, labels, entry)
+
+
+def gpushare(product="NVIDIA L4", count=2):
+    plan = node_plan(product, count)
+    # gpushare-device-plugin pkg/gpu/nvidia/nvidia.go: one fake device per GiB (MiB // 1024) of each GPU.
+    gib = find_product(product).memory_mib // 1024
+    labels = {"gpushare": "true", "nvidia.com/gpu.deploy.device-plugin": "false"}
+    resources = {"aliyun.com/gpu-mem": gib * count, "aliyun.com/gpu-count": count}
+    return _memory_shared(plan, resources, labels, {"backend": "gpushare", "scheduler_accounts": {}})
