@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 
 import yaml
 from ansible.errors import AnsibleError
@@ -77,6 +78,27 @@ def dump_json(document):
 def _plain(value):
     # Templated values carry Ansible's tagged types; the plan and the YAML dumper want plain ones.
     return json.loads(json.dumps(value, default=to_text))
+
+
+class HostView(Mapping):
+    """One host's variables, each templated when read."""
+
+    def __init__(self, variables, templar):
+        self._variables = variables
+        self._templar = templar
+
+    def __getitem__(self, name):
+        return self._templar.template(self._variables[name])
+
+    def __contains__(self, name):
+        # Mapping's own would template the value just to see whether the name is set.
+        return name in self._variables
+
+    def __iter__(self):
+        return iter(self._variables)
+
+    def __len__(self):
+        return len(self._variables)
 
 
 def _template(host_vars, host, name, errors):
@@ -189,7 +211,7 @@ class ActionModule(ActionBase):
         groups = task_vars.get("groups", {})
         checker = RoleVariableChecker(load_role_options())
         # Each host's variables are computed once: Ansible does it anew at every hostvars[host].
-        hostvars = {host: task_vars["hostvars"][host] for host in groups.get("all", ())}
+        hostvars = {host: self._host_view(task_vars, host) for host in groups.get("all", ())}
         # Shown on failure too: a misspelt variable often explains an error ("gpuops_gpu_product: is not set").
         warnings = inventory_warnings(hostvars, groups, checker.names)
         if args["group"] not in groups:
@@ -228,6 +250,13 @@ class ActionModule(ActionBase):
         if not outcome.get("failed"):
             self._show(plan.table + self._files_line(outcome))
         return {**result, **outcome}
+
+    def _host_view(self, task_vars, host):
+        # hostvars[host] templates with that host's variables only; an inventory value such as
+        # "{{ hostvars['srv1'].ansible_host }}" also needs hostvars and groups, as a task on the host has.
+        variables = task_vars["hostvars"].raw_get(host)
+        context = {**variables, "hostvars": task_vars["hostvars"], "groups": task_vars.get("groups", {})}
+        return HostView(variables, self._templar.copy_with_new_env(available_variables=context))
 
     def _show(self, text):
         """Print for people as plain text: a table reads as one with any callback and result format."""

@@ -124,3 +124,27 @@ def test_a_namespace_the_api_refuses_fails_naming_the_variable(run_plan, tmp_pat
     assert "all: gpuops_operator_namespace: must be a DNS-1123 label" in result.stdout
     assert "got 'GPU_Operator'" in result.stdout
     assert not plan_dir.exists()
+
+
+def test_variables_that_name_other_hosts_are_templated_as_a_task_would(run_plan, tmp_path):
+    inventory = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, inventory)
+    group_vars = inventory / "group_vars" / "gpu_l4.yml"
+    count_of_cp_1 = "gpuops_gpu_count: \"{{ hostvars['cp-1']['l4_count'] }}\""
+    group_vars.write_text(
+        group_vars.read_text().replace("gpuops_gpu_count: 4", count_of_cp_1)
+        + "rke2_api_endpoint: \"{{ hostvars[groups['rke2_servers'][0]]['ansible_host'] }}\"\n"
+    )
+    (inventory / "host_vars").mkdir()
+    (inventory / "host_vars" / "cp-1.yml").write_text("l4_count: 2\n")
+    plan_dir = tmp_path / "plan"
+    result = run_plan(inventory, plan_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    capacity = json.loads((plan_dir / "capacity.json").read_text())
+    assert capacity["nodes"]["gpu-l4-1"]["resources"] == {"nvidia.com/gpu": 8}
+
+    (inventory / "host_vars" / "cp-1.yml").write_text("other: 1\n")
+    failed = run_plan(inventory, tmp_path / "plan-2")
+    assert failed.returncode != 0
+    assert "gpu-l4-1, gpu-l4-2: gpuops_gpu_count: cannot be templated" in failed.stdout, failed.stdout
+    assert "l4_count" in failed.stdout
