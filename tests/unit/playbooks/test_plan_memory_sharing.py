@@ -10,19 +10,10 @@ import shutil
 
 import pytest
 import yaml
+from ansible_collections.gpuops.cluster.tests.unit.gpushare_upstream import GPUSHARE_EXTENDER
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "inventories" / "example"
-# The gpushare extender entry of gpushare-scheduler-extender config/scheduler-policy-config.yaml.
-GPUSHARE_EXTENDER = {
-    "urlPrefix": "http://127.0.0.1:32766/gpushare-scheduler",
-    "filterVerb": "filter",
-    "bindVerb": "bind",
-    "enableHTTPS": False,
-    "nodeCacheCapable": True,
-    "managedResources": [{"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False}],
-    "ignorable": False,
-}
 
 
 def _inventory(tmp_path, hami, gpushare):

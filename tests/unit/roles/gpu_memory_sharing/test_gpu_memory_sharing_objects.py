@@ -20,7 +20,7 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.memory_sharing impo
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 ROLE = REPO / "roles" / "gpu_memory_sharing"
-# Unchanged upstream copies (/work/shared/manifests/README.md names the commits), beside the checkout.
+# Unchanged upstream copies (../shared/manifests/README.md names the commits), beside the checkout.
 MANIFESTS = REPO.parent / "shared" / "manifests" / "gpushare"
 HAMI_CHART = REPO.parent / "shared" / "charts" / "hami-2.10.0.tgz"
 HELM = REPO / ".cache" / "helm" / "v3.17.2" / "helm"

@@ -15,20 +15,13 @@ from ansible_collections.gpuops.cluster.plugins.filter.rke2_scheduler import (
     rke2_scheduler_settings,
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils import rke2_scheduler
+from ansible_collections.gpuops.cluster.tests.unit.gpushare_upstream import GPUSHARE_EXTENDER
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[4]
-GPUSHARE_POLICY = pathlib.Path("/work/shared/manifests/gpushare/scheduler-extender-scheduler-policy-config.yaml")
-# gpushare's extender as its KubeSchedulerConfiguration gives it
-# (AliyunContainerService/gpushare-scheduler-extender config/scheduler-policy-config.yaml).
-GPUSHARE = {
-    "urlPrefix": "http://127.0.0.1:32766/gpushare-scheduler",
-    "filterVerb": "filter",
-    "bindVerb": "bind",
-    "enableHTTPS": False,
-    "nodeCacheCapable": True,
-    "managedResources": [{"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False}],
-    "ignorable": False,
-}
+GPUSHARE_POLICY = (
+    REPO_ROOT.parent / "shared" / "manifests" / "gpushare" / "scheduler-extender-scheduler-policy-config.yaml"
+)
+GPUSHARE = GPUSHARE_EXTENDER
 
 
 def _server(host, extenders, **changes):

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import yaml
+from ansible_collections.gpuops.cluster.tests.unit.gpushare_upstream import GPUSHARE_EXTENDER
 from ansible_collections.gpuops.cluster.tests.unit.playbooks.conftest import ansible_playbook
 
 pytestmark = pytest.mark.skipif(
@@ -15,15 +16,7 @@ pytestmark = pytest.mark.skipif(
     reason="kubernetes.core is not installed, and playbooks/cluster.yml needs it",
 )
 
-GPUSHARE = {
-    "urlPrefix": "http://127.0.0.1:32766/gpushare-scheduler",
-    "filterVerb": "filter",
-    "bindVerb": "bind",
-    "enableHTTPS": False,
-    "nodeCacheCapable": True,
-    "managedResources": [{"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False}],
-    "ignorable": False,
-}
+GPUSHARE = GPUSHARE_EXTENDER
 
 
 def _inventory(tmp_path, servers, all_vars=None):

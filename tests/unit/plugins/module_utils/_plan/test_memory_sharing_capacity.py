@@ -18,6 +18,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharin
     gpushare_memory_gib,
     hami_registered_memory,
 )
+from ansible_collections.gpuops.cluster.tests.unit.gpushare_upstream import GPUSHARE_EXTENDER as UPSTREAM_EXTENDER
 
 L4 = {"gpuops_gpu_product": "NVIDIA L4", "gpuops_gpu_count": 4}
 H100 = {"gpuops_gpu_product": "NVIDIA H100 80GB HBM3", "gpuops_gpu_count": 8}
@@ -140,17 +141,7 @@ def test_scheduler_extenders_only_when_a_node_uses_gpushare():
     assert plan(hami=L4 | {"gpuops_memory_sharing": HAMI}, plain=L4).scheduler_extenders == []
     extenders = plan(share=L4 | {"gpuops_memory_sharing": GPUSHARE}, other=H100 | {"gpuops_memory_sharing": GPUSHARE})
     # One entry, as gpushare-scheduler-extender's config/scheduler-policy-config.yaml declares it.
-    assert extenders.scheduler_extenders == [
-        {
-            "urlPrefix": "http://127.0.0.1:32766/gpushare-scheduler",
-            "filterVerb": "filter",
-            "bindVerb": "bind",
-            "enableHTTPS": False,
-            "nodeCacheCapable": True,
-            "managedResources": [{"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False}],
-            "ignorable": False,
-        }
-    ]
+    assert extenders.scheduler_extenders == [UPSTREAM_EXTENDER]
     # A copy: a caller changing it leaves the module's entry alone.
     extenders.scheduler_extenders[0]["managedResources"].append({})
     assert len(GPUSHARE_EXTENDER["managedResources"]) == 1
