@@ -242,16 +242,15 @@ def gpushare_objects(documents, extender_node_selector=None):
 
 
 def object_keys(objects):
-    """[{"api_version", "kind", "name", "namespace"}] of OBJECTS, as kubernetes.core.k8s deletes them."""
-    return [
-        {
-            "api_version": obj["apiVersion"],
-            "kind": obj["kind"],
-            "name": obj["metadata"]["name"],
-            "namespace": obj["metadata"].get("namespace", "") if obj["kind"] not in _CLUSTER_KINDS else "",
-        }
-        for obj in objects
-    ]
+    """References to OBJECTS ({apiVersion, kind, metadata: {name[, namespace]}}), which kubernetes.core.k8s
+    deletes in one call as its definition (state absent); cluster-scoped kinds get no namespace."""
+    keys = []
+    for obj in objects:
+        metadata = {"name": obj["metadata"]["name"]}
+        if obj["kind"] not in _CLUSTER_KINDS and obj["metadata"].get("namespace"):
+            metadata["namespace"] = obj["metadata"]["namespace"]
+        keys.append({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": metadata})
+    return keys
 
 
 # Cluster-scoped kinds of gpushare's manifests (a ClusterRoleBinding there names a namespace the API ignores).

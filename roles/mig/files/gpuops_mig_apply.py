@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Re-create the MIG layout with the same code as the gpuops.cluster.nvidia_mig module.
 
-Installed by the gpuops.cluster.mig role beside its copy of the collection's module_utils and run
-at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py [--config-file F] --config-name N); without
+Installed by the gpuops.cluster.mig role beside module_utils.json, the sources of the collection's _gpu and
+_host packages (lookup gpuops.cluster.python_sources), and run at boot by gpuops-mig-apply.service
+(python3 gpuops_mig_apply.py [--config-file F] --config-name N [--modules module_utils.json]); without
 --config-file only the built-in configs (all-disabled, all-1g.10gb, all-balanced, ...) exist. Exit status:
 0 layout in place, 1 not applied (the reason is printed), 2 a MIG mode change waits for a reboot
 (a GPU reset, tried first as mig-parted does, failed or was not possible; the reason is printed).
@@ -12,11 +13,36 @@ at boot by gpuops-mig-apply.service (python3 gpuops_mig_apply.py [--config-file 
 
 import argparse
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+
+
+class Sources(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports the modules of SOURCES ({dotted name: source}); each prefix of a name is a package."""
+
+    def __init__(self, sources, origin):
+        self.sources = sources
+        self.packages = {name.rsplit(".", depth)[0] for name in sources for depth in range(1, name.count(".") + 1)}
+        self.origin = origin
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.sources and fullname not in self.packages:
+            return None
+        origin = f"{self.origin}:{fullname}"
+        return importlib.util.spec_from_loader(fullname, self, origin=origin, is_package=fullname in self.packages)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        # The role's own copy of the collection's code, run as an import runs a module.
+        source = self.sources.get(module.__name__, "")
+        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
 
 
 def run(argv):
@@ -44,11 +70,13 @@ def main():
     parser.add_argument("--config-file", help="mig-parted v1 document (JSON); omitted: built-in configs only")
     parser.add_argument("--config-name", required=True)
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--lib-dir", default=here, help="folder holding ansible_collections/")
+    modules = os.path.join(here, "module_utils.json")
+    parser.add_argument("--modules", default=modules, help="sources of the collection's packages (JSON)")
     parser.add_argument("--check", action="store_true", help="print the plan, change nothing")
     args = parser.parse_args()
-    # The role copies the collection's _gpu and _host packages there: the very code nvidia_mig runs.
-    sys.path.insert(0, args.lib_dir)
+    # The role copies the sources of the collection's _gpu and _host packages there: the very code nvidia_mig runs.
+    with open(args.modules, encoding="utf-8") as handle:
+        sys.meta_path.insert(0, Sources(json.load(handle), args.modules))
     host = "ansible_collections.gpuops.cluster.plugins.module_utils._host"
     engine = importlib.import_module(host + ".mig_reconcile")
     errors = importlib.import_module(host + ".errors")

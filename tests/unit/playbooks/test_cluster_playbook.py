@@ -28,7 +28,11 @@ def _inventory(tmp_path, hosts):
             "children": {
                 "rke2_servers": {"hosts": hosts["servers"]},
                 "rke2_agents": {"hosts": hosts["agents"]},
-                "gpu_nodes": {"hosts": {name: None for name in hosts["agents"]}},
+                # cluster.yml plans first: its GPU nodes need a valid GPU intent.
+                "gpu_nodes": {
+                    "hosts": {name: None for name in hosts["agents"]},
+                    "vars": {"gpuops_gpu_product": "NVIDIA L4", "gpuops_gpu_count": 1},
+                },
             },
         }
     }

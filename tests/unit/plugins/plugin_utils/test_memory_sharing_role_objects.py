@@ -236,8 +236,12 @@ def test_gpushare_objects_drop_empty_documents_and_move_the_extender_to_rke2_ser
     assert deployment["spec"]["template"]["spec"]["nodeSelector"] == {"node-role.kubernetes.io/master": ""}
     assert gpushare_objects([deployment])[0] == deployment
     assert object_keys(objects) == [
-        {"api_version": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "x", "namespace": ""},
-        {"api_version": "apps/v1", "kind": "Deployment", "name": "gpushare-schd-extender", "namespace": "kube-system"},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "x"}},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "gpushare-schd-extender", "namespace": "kube-system"},
+        },
     ]
 
 

@@ -24,7 +24,12 @@ def _inventory(tmp_path, servers, all_vars=None):
     inventory = {
         "all": {
             "vars": {**local, **(all_vars or {})},
-            "children": {"rke2_servers": {"hosts": servers}, "rke2_agents": {"hosts": {}}},
+            # cluster.yml plans first: the plan needs a GPU node with its GPU intent.
+            "children": {
+                "rke2_servers": {"hosts": servers},
+                "rke2_agents": {"hosts": {"gpu-1": {"rke2_require_nvidia_runtime": False}}},
+                "gpu_nodes": {"hosts": {"gpu-1": {"gpuops_gpu_product": "NVIDIA L4", "gpuops_gpu_count": 1}}},
+            },
         }
     }
     path = tmp_path / "hosts.yml"

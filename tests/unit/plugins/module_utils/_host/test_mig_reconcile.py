@@ -3,9 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The MIG reconcile engine against the nvidia-smi test double and recorded real outputs."""
 
-import json
 import pathlib
-import subprocess
 import sys
 
 import pytest
@@ -15,9 +13,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import
 
 REPO = pathlib.Path(__file__).resolve().parents[5]
 DOUBLE_DIR = REPO / "tests" / "doubles" / "nvidia_smi"
-# The folder that holds ansible_collections/gpuops/cluster: the tree's root under ansible-test,
-# else .build/collections (`make collection`).
-COLLECTIONS = REPO.parents[2] if REPO.parents[1].name == "ansible_collections" else REPO / ".build" / "collections"
 sys.path.insert(0, str(DOUBLE_DIR))
 import nvsmi_double  # noqa: E402
 
@@ -475,119 +470,6 @@ def test_seed_cgi_output_is_accepted_and_verified(seed_fixture):
     assert result["changed"] is True
     assert host.layout(0) == [(9, 0, 1), (14, 4, 1), (19, 6, 1)]
     assert [call[-2] for call in host.changing_calls()] == ["9:0,14:4,19:6"]
-
-
-def test_boot_time_restore_command_recreates_the_layout(tmp_path, monkeypatch):
-    """roles/mig/files/gpuops_mig_apply.py with the double as nvidia-smi, as the systemd unit runs it."""
-    repo = REPO
-    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
-    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
-    config = tmp_path / "mig-config.json"
-    config.write_text(json.dumps(document(mixed=all_gpus(MIXED))))
-    subprocess.run(["nvidia-smi", "--double-init", A100, "2"], check=True)
-    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
-    command = [
-        sys.executable,
-        str(repo / "roles/mig/files/gpuops_mig_apply.py"),
-        "--config-file",
-        str(config),
-        "--config-name",
-        "mixed",
-        "--lib-dir",
-        str(COLLECTIONS),
-    ]
-
-    first = subprocess.run(command, capture_output=True, text=True, check=False)
-    second = subprocess.run(command, capture_output=True, text=True, check=False)
-
-    assert first.returncode == 0, first.stderr
-    assert "GPU 1 (NVIDIA A100-SXM4-80GB): MIG enabled: 2g.20gb at 0:2" in first.stdout
-    assert "11 nvidia-smi calls, 2 of them changed state" in first.stdout
-    assert second.returncode == 0 and "3 nvidia-smi calls, 0 of them changed state" in second.stdout
-
-
-def test_boot_time_restore_command_recreates_compute_instance_profiles(tmp_path, monkeypatch):
-    """After a reboot the unit lays out "1c.3g.40gb" as mig-parted does (pkg/mig/config/config.go SetMigConfig:
-    the GPU instance, then one CI of the C profile), with the module's engine."""
-    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
-    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
-    config = tmp_path / "mig-config.json"
-    config.write_text(json.dumps(document(ci=all_gpus(CI_MIXED))))
-    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
-    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
-    script = str(REPO / "roles/mig/files/gpuops_mig_apply.py")
-    command = [
-        sys.executable,
-        script,
-        "--config-file",
-        str(config),
-        "--config-name",
-        "ci",
-        "--lib-dir",
-        str(COLLECTIONS),
-    ]
-
-    first = subprocess.run(command, capture_output=True, text=True, check=False)
-    subprocess.run(["nvidia-smi", "--simulate-reboot"], check=True)
-    restored = subprocess.run(command, capture_output=True, text=True, check=False)
-    again = subprocess.run(command, capture_output=True, text=True, check=False)
-
-    assert first.returncode == restored.returncode == again.returncode == 0, first.stderr + restored.stderr
-    layout = "MIG enabled: 3g.40gb at 0:4, 3g.40gb at 4:4 (compute instances: 1c.3g.40gb) [changed]"
-    assert layout in restored.stdout
-    assert "3 of them changed state" in restored.stdout  # -cgi ... -C, -cgi without -C, -cci
-    assert "0 of them changed state" in again.stdout
-
-
-def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp_path, monkeypatch):
-    """The unit of a host without gpuops_mig_configs runs without --config-file: built-in configs only."""
-    repo = REPO
-    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
-    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
-    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
-    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
-    script = str(repo / "roles/mig/files/gpuops_mig_apply.py")
-    lib = str(COLLECTIONS)
-
-    done = subprocess.run(
-        [sys.executable, script, "--config-name", "all-1g.10gb", "--lib-dir", lib],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    assert "MIG enabled: " + ", ".join(f"1g.10gb at {start}:1" for start in range(7)) in done.stdout
-
-
-def render_unit(**variables):
-    """roles/mig/templates/gpuops-mig-apply.service.j2 as the template module renders it (trim_blocks)."""
-    import jinja2
-
-    folder = REPO / "roles/mig/templates"
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), trim_blocks=True)
-    environment.filters["comment"] = lambda text: "# " + text
-    values = {"ansible_managed": "managed", "mig_config_dir": "/etc/gpuops", "mig_lib_dir": "/usr/local/lib/gm"}
-    return environment.get_template("gpuops-mig-apply.service.j2").render(values, **variables)
-
-
-def exec_start_argv(unit):
-    """ExecStart as systemd splits it: "..." quoting with backslash escapes, then %% -> % and $$ -> $."""
-    import shlex
-
-    line = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
-    return [word.replace("%%", "%").replace("$$", "$") for word in shlex.split(line[len("ExecStart=") :])]
-
-
-def test_unit_quotes_the_config_name_and_reads_a_document_only_when_there_is_one():
-    name = 'mixed "a" 50% $HOME\\x'
-    with_document = exec_start_argv(render_unit(mig_config_name=name, mig_configs=document(m=all_gpus())))
-    builtin = exec_start_argv(render_unit(mig_config_name="all-balanced", mig_configs={}))
-
-    assert with_document[with_document.index("--config-name") + 1] == name
-    assert with_document[with_document.index("--config-file") + 1] == "/etc/gpuops/mig-config.json"
-    assert "--config-file" not in builtin
-    assert builtin[builtin.index("--config-name") + 1] == "all-balanced"
 
 
 def test_output_of_an_unexpected_shape_after_a_change_is_rolled_back_and_reported():
