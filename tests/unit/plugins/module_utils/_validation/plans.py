@@ -1,13 +1,24 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Node plans (capacity.json entries) made by the collection's own planner, for the validation tests."""
+"""Node plans (capacity.json entries) made by the collection's own planner, and the pods' settings, for the
+validation tests."""
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import GpuLayout, node_capacity
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import (
     normalize_mps,
     normalize_time_slicing,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import manifests
+
+# The gpu_validation role's default images and commands (NVIDIA's CUDA sample image for both pods).
+SETTINGS = manifests.PodSettings(
+    smoke_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+    smoke_command="nvidia-smi -L",
+    cuda_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+    cuda_command="/cuda-samples/vectorAdd",
+    timeout=300,
 )
 
 

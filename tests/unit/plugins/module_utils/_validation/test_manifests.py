@@ -10,13 +10,7 @@ import pytest
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation import checks, manifests
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils._validation import plans
 
-SETTINGS = manifests.PodSettings(
-    smoke_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
-    smoke_command="nvidia-smi -L",
-    cuda_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
-    cuda_command="/cuda-samples/vectorAdd",
-    timeout=300,
-)
+SETTINGS = plans.SETTINGS
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.outcome
 from ansible_collections.gpuops.cluster.tests.unit.plugins.module_utils._validation import plans
 from ansible_collections.gpuops.cluster.tests.unit.plugins.modules.fake_kubernetes import listing
 
-SETTINGS = manifests.PodSettings(
-    smoke_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
-    smoke_command="nvidia-smi -L",
-    cuda_image="nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
-    cuda_command="/cuda-samples/vectorAdd",
-    timeout=300,
-)
+SETTINGS = plans.SETTINGS
 L4 = "NVIDIA L4"
 
 
