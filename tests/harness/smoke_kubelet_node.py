@@ -205,10 +205,9 @@ def run_jobs(api_client, core, jobs: dict) -> dict:
 
 def allocated(log: Path, resource: str) -> list[list[str]]:
     """The UUIDs the device plugin gave out for RESOURCE, per Allocate call (gpu-node.log)."""
-    pattern = re.compile(rf"allocate {re.escape(resource)} \[.*\] -> (\[.*\])$")
-    return [
-        json.loads(m.group(1).replace("'", '"')) for line in log.read_text().splitlines() if (m := pattern.search(line))
-    ]
+    # kubelet_plugin.py logs "allocate RESOURCE [device ids] -> UUID,UUID" (NVIDIA_VISIBLE_DEVICES).
+    pattern = re.compile(rf"allocate {re.escape(resource)} \[.*\] -> (\S+)$")
+    return [m.group(1).split(",") for line in log.read_text().splitlines() if (m := pattern.search(line))]
 
 
 def proofs(directory: Path) -> None:

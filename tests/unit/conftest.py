@@ -33,3 +33,22 @@ def published_nvsmi_dir():
     if not folder or not pathlib.Path(folder).is_dir():
         pytest.skip("GPUOPS_NVSMI_FIXTURES is not set to a folder of recorded nvidia-smi outputs")
     return pathlib.Path(folder)
+
+
+@pytest.fixture(scope="session")
+def test_kubernetes():
+    """The test bed's Kubernetes (kube-multi: etcd and the components) and containerd, built from Go modules
+    once per machine and version (tests/testbed/build-kubernetes). Skips when they cannot be had here, or
+    fails instead where GPUOPS_REQUIRE_TESTBED says every such test must run (CI)."""
+    sys.path.insert(0, str(REPO_ROOT / "tests" / "testbed"))
+    import binaries
+
+    reason = binaries.missing_reason()
+    if reason:
+        if binaries.required():
+            pytest.fail(f"GPUOPS_REQUIRE_TESTBED is set and this test would skip: {reason}")
+        pytest.skip(reason)
+    try:
+        return binaries.binaries()
+    except binaries.BuildError as error:
+        pytest.fail(str(error))

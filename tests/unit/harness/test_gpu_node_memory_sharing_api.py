@@ -23,7 +23,6 @@ from ansible_collections.gpuops.cluster.tests.doubles.gpu_node.cluster import Cl
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
-TOOLS = pathlib.Path(os.environ.get("GPUOPS_KUBERNETES_TOOLS", REPO.parent / "shared/tools/kubernetes"))
 HAMI_OBJECTS = json.loads((FIXTURES / "hami-2.10.0-device-plugin.json").read_text())
 GPUSHARE_DS = json.loads((FIXTURES / "gpushare-device-plugin-ds.json").read_text())[0]
 REGISTER = "hami.io/node-nvidia-register"
@@ -40,11 +39,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory):
-    if not (REPO / ".venv/bin/etcd").exists() or not (
-        (TOOLS / "kube-multi.xz").exists() or any((REPO / ".cache/kube-multi").glob("*/kube-multi"))
-    ):
-        pytest.skip("the control plane's binaries (etcd, kube-multi) are not here")
+def api(tmp_path_factory, test_kubernetes):
     directory = tmp_path_factory.mktemp("control-plane")
     environment = {
         **os.environ,

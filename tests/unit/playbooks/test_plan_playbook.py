@@ -148,3 +148,19 @@ def test_variables_that_name_other_hosts_are_templated_as_a_task_would(run_plan,
     assert failed.returncode != 0
     assert "gpu-l4-1, gpu-l4-2: gpuops_gpu_count: cannot be templated" in failed.stdout, failed.stdout
     assert "l4_count" in failed.stdout
+
+
+def test_role_variables_are_templated_with_the_roles_defaults_beneath(run_plan, tmp_path):
+    # As in a task of the rke2 role, where rke2_version is the role's default unless the inventory sets it.
+    inventory = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, inventory)
+    all_vars = inventory / "group_vars" / "all.yml"
+    text = "\n".join(line for line in all_vars.read_text().splitlines() if not line.startswith("rke2_version:"))
+    all_vars.write_text(text + '\nrke2_airgap_dir: "/srv/rke2/{{ rke2_version }}"\n')
+    result = run_plan(inventory, tmp_path / "plan")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    all_vars.write_text(text + '\nrke2_airgap_dir: "/srv/rke2/{{ rke2_release }}"\n')
+    failed = run_plan(inventory, tmp_path / "plan-2")
+    assert failed.returncode != 0
+    assert "rke2_airgap_dir: cannot be templated" in failed.stdout, failed.stdout

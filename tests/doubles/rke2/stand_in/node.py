@@ -71,6 +71,18 @@ def write_cni_config(name: str) -> None:
     paths.CNI_CONFIG.write_text(json.dumps(network, indent=2) + "\n")
 
 
+def link_runtime_bin() -> None:
+    """/var/lib/rancher/rke2/bin points at this release's binaries, as RKE2 points it at data/<release>/bin."""
+    if paths.RKE2_BIN.is_symlink() and paths.RKE2_BIN.resolve() == paths.STAND_IN_BIN.resolve():
+        return
+    paths.RKE2_BIN.parent.mkdir(parents=True, exist_ok=True)
+    if paths.RKE2_BIN.is_symlink() or paths.RKE2_BIN.is_file():
+        paths.RKE2_BIN.unlink()
+    elif paths.RKE2_BIN.is_dir():
+        shutil.rmtree(paths.RKE2_BIN)
+    paths.RKE2_BIN.symlink_to(paths.STAND_IN_BIN)
+
+
 def start_containerd(children: Children, settings: dict) -> None:
     runtimes = containerd.find_nvidia_runtimes()
     for name, binary in runtimes.items():
@@ -78,14 +90,15 @@ def start_containerd(children: Children, settings: dict) -> None:
     paths.CONTAINERD_CONFIG.parent.mkdir(parents=True, exist_ok=True)
     paths.CONTAINERD_CONFIG.write_text(containerd.render(settings.get("default-runtime", ""), runtimes))
     paths.CONTAINERD_ROOT.mkdir(parents=True, exist_ok=True)
-    argv = ["containerd", "-c", str(paths.CONTAINERD_CONFIG), "-a", str(paths.CONTAINERD_SOCKET),
+    link_runtime_bin()
+    argv = [str(paths.RKE2_BIN / "containerd"), "-c", str(paths.CONTAINERD_CONFIG), "-a", str(paths.CONTAINERD_SOCKET),
             "--state", str(paths.CONTAINERD_STATE), "--root", str(paths.CONTAINERD_ROOT)]  # fmt: skip
-    children.start("containerd", argv, paths.CONTAINERD_ROOT / "containerd.log")
+    children.start("containerd", argv, paths.CONTAINERD_ROOT / "containerd.log", path_first=paths.RKE2_BIN)
     wait_until(lambda: (children.check(), _ctr("version").returncode == 0)[1], "containerd", timeout=60)
 
 
 def _ctr(*arguments: str) -> subprocess.CompletedProcess:
-    argv = ["ctr", "-a", str(paths.CONTAINERD_SOCKET), "-n", "k8s.io", *arguments]
+    argv = [str(paths.RKE2_BIN / "ctr"), "-a", str(paths.CONTAINERD_SOCKET), "-n", "k8s.io", *arguments]
     return subprocess.run(argv, capture_output=True, text=True, check=False)
 
 

@@ -15,6 +15,9 @@ TLS_DIR = SERVER_DIR / "tls"
 NODE_TOKEN = SERVER_DIR / "node-token"
 SERVER_LOGS = SERVER_DIR / "logs"
 AGENT_DIR = DATA_DIR / "agent"
+# RKE2 unpacks its runtime image into data/<release>/bin and points bin/ at it: containerd, its shims and
+# ctr (with the kubelet and runc, which the stand-in takes from kube-multi and Debian).
+RKE2_BIN = DATA_DIR / "bin"
 AGENT_IMAGES = AGENT_DIR / "images"
 CONTAINERD_CONFIG = AGENT_DIR / "etc" / "containerd" / "config.toml"
 CONTAINERD_ROOT = AGENT_DIR / "containerd"
@@ -27,11 +30,12 @@ CNI_CONFIG = Path("/etc/cni/net.d/10-rke2-stand-in.conflist")
 # Debian's containernetworking-plugins; RKE2 ships its own in /opt/cni/bin.
 CNI_BIN_DIR = Path("/usr/lib/cni")
 
-# bin/rke2 is a zip application installed as PREFIX/bin/rke2; etcd and kube-multi lie beside it.
+# bin/rke2 is a zip application installed as PREFIX/bin/rke2; kube-multi (etcd and the Kubernetes
+# components) and containerd's binaries lie in share/rke2/stand-in/bin.
 INSTALL_PREFIX = Path(sys.argv[0]).resolve().parent.parent
 STAND_IN_SHARE = INSTALL_PREFIX / "share" / "rke2" / "stand-in"
-ETCD = STAND_IN_SHARE / "bin" / "etcd"
-KUBE_MULTI = STAND_IN_SHARE / "bin" / "kube-multi"
+STAND_IN_BIN = STAND_IN_SHARE / "bin"
+KUBE_MULTI = STAND_IN_BIN / "kube-multi"
 RELEASE = STAND_IN_SHARE / "release"
 
 SUPERVISOR_PORT = 9345

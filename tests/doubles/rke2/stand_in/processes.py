@@ -54,10 +54,13 @@ class Children:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
 
-    def start(self, name: str, argv: list[str], log_file: Path) -> subprocess.Popen:
+    def start(self, name: str, argv: list[str], log_file: Path, path_first: Path | None = None) -> subprocess.Popen:
+        """path_first: a folder searched before PATH (containerd finds its shims there, as in RKE2)."""
         log_file.parent.mkdir(parents=True, exist_ok=True)
         # Only the rke2 process itself tells systemd it is ready.
         environment = {key: value for key, value in os.environ.items() if key != "NOTIFY_SOCKET"}
+        if path_first:
+            environment["PATH"] = f"{path_first}{os.pathsep}{environment.get('PATH', os.defpath)}"
         with log_file.open("ab") as output:
             child = subprocess.Popen(
                 argv, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment

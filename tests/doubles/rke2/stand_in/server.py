@@ -119,7 +119,7 @@ def start_control_plane(children: Children, address: str, settings: dict) -> Non
         "initial-advertise-peer-urls": "http://127.0.0.1:2380",
         "initial-cluster": "default=http://127.0.0.1:2380",
     }
-    children.start("etcd", [str(paths.ETCD), *flags(etcd)], logs / "etcd.log")
+    children.start("etcd", [kube, "etcd", *flags(etcd)], logs / "etcd.log")
     apiserver = {
         "etcd-servers": "http://127.0.0.1:2379",
         "bind-address": "0.0.0.0",

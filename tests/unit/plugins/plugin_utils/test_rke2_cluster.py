@@ -85,7 +85,7 @@ def test_an_ipv6_endpoint_is_bracketed():
         pytest.param(
             {"version": "v1.33.5"},
             "gpu-1: rke2_version: 'v1.33.5' is not an RKE2 release version; valid: vX.Y.Z+rke2rN as RKE2 tags its "
-            "releases, e.g. v1.33.5+rke2r1",
+            "releases, e.g. v1.36.3+rke2r1",
             id="version-without-rke2-suffix",
         ),
         pytest.param(

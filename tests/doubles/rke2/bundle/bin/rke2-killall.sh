@@ -32,8 +32,8 @@ matching() {
 }
 
 { set +x; } 2>/dev/null
-roots=$(matching '^/usr/bin/containerd-shim.* -address /run/k3s/containerd/containerd.sock'
-  matching '^containerd -c /var/lib/rancher/rke2/'
+roots=$(matching '^/var/lib/rancher/rke2/(bin|data/[^/]*/bin)/containerd-shim.* -address /run/k3s/containerd/containerd.sock'
+  matching '^/var/lib/rancher/rke2/bin/containerd -c /var/lib/rancher/rke2/'
   matching '^/usr/local/share/rke2/stand-in/bin/')
 for root in $roots; do
   for pid in $(tree "$root"); do kill -9 "$pid" 2>/dev/null; done
