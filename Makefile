@@ -52,19 +52,27 @@ $(COLLECTION_LINK):
 plan: $(VENV)/.runtime collection
 	$(BIN)/ansible-playbook playbooks/plan.yml -i $(INVENTORY) -e gpuops_plan_dir=$(abspath $(PLAN_DIR))
 
-# make test: the test bed's Kubernetes is built in the background while lint, galaxy-importer and sanity run
-# (minutes where its cache lacks it; those wait on pip and Python more than on both cores); its log is printed
-# once it ended, and unit, ee and molecule find it cached.
+# make test: lint first; then the molecule scenarios run in the background (they mostly wait on their
+# containers) while galaxy-importer, sanity, unit and ee run, and so does the test bed's build (minutes where
+# its cache lacks it; the scenarios and the harness tests wait for it through its lock). Tools that apt-get
+# installs come first, so that no two installs race for dpkg's lock. The scenarios' output is printed whole
+# at the end, after the test bed's build log.
 TESTBED_LOG := .cache/testbed-build.log
+MOLECULE_LOG := tests/output/molecule-run.log
 test: $(VENV)/.test collection
-	@mkdir -p $(dir $(TESTBED_LOG)); build=""; \
+	$(MAKE) --no-print-directory lint
+	tests/testbed/install-podman
+	@command -v shellcheck >/dev/null || { echo "test: installing shellcheck with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
+	@mkdir -p $(dir $(TESTBED_LOG)) $(dir $(MOLECULE_LOG)); build=""; \
 	if command -v go > /dev/null; then tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
-	status=0; $(MAKE) --no-print-directory lint importer sanity || status=$$?; \
-	if [ -n "$$build" ]; then \
-	  echo "== the test bed's build (tests/testbed/build-kubernetes, started with make test):"; \
-	  wait $$build || status=$$?; cat $(TESTBED_LOG); fi; \
+	$(MAKE) --no-print-directory molecule > $(MOLECULE_LOG) 2>&1 & molecule=$$!; \
+	echo "== molecule scenarios started in the background (log $(MOLECULE_LOG), printed at the end)"; \
+	status=0; $(MAKE) --no-print-directory importer sanity unit ee || status=$$?; \
+	if [ -n "$$build" ]; then wait $$build || status=$$?; \
+	  echo "== the test bed's build (tests/testbed/build-kubernetes):"; cat $(TESTBED_LOG); fi; \
+	wait $$molecule || status=$$?; cat $(MOLECULE_LOG); \
 	exit $$status
-	$(MAKE) --no-print-directory unit ee molecule
 
 lint: $(VENV)/.test collection
 	$(BIN)/yamllint --strict .
