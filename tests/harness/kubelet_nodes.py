@@ -41,7 +41,6 @@ PREFIX = os.environ.get("GPUOPS_HARNESS_NODE_PREFIX", "gpuops-harness-")
 KUBELET_PORT = int(os.environ.get("GPUOPS_HARNESS_KUBELET_PORT", "21250"))
 READY_TIMEOUT = float(os.environ.get("GPUOPS_HARNESS_NODE_TIMEOUT", "120"))
 NODE_IMAGE = "localhost/gpuops-harness-node:latest"
-CONTAINERD_TOOLS = ("containerd", "containerd-shim-runc-v2", "ctr")
 VALIDATION_BUILD = REPO_ROOT / "tests/doubles/validation_image/build"
 
 
@@ -132,7 +131,7 @@ def start_node(directory: Path, name: str, index: int, images: list[Path], tools
     write_config(directory, name, index)
     mounts = [
         f"{tools['KUBE_MULTI']}:/usr/local/bin/kube-multi:ro",
-        *(f"{tools['CONTAINERD_BIN'] / tool}:/usr/local/bin/{tool}:ro" for tool in CONTAINERD_TOOLS),
+        *(f"{tools['CONTAINERD_BIN'] / tool}:/usr/local/bin/{tool}:ro" for tool in binaries.CONTAINERD_TOOLS),
         f"{directory / 'config'}:/etc/gpuops-node:ro",
         f"{directory / 'kubelet'}:/var/lib/kubelet",
         f"{directory / 'gpu'}:/var/lib/gpuops-gpu-node:ro",

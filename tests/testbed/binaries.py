@@ -15,6 +15,8 @@ from pathlib import Path
 
 BUILD = Path(__file__).resolve().parent / "build-kubernetes"
 REPO_ROOT = BUILD.parents[2]
+# What build-kubernetes installs from containerd's module into CONTAINERD_BIN.
+CONTAINERD_TOOLS = ("containerd", "containerd-shim-runc-v2", "ctr")
 
 
 class BuildError(RuntimeError):
