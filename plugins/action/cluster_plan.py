@@ -17,6 +17,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import (
     DEFAULT_SETTINGS,
+    DRIVER_VARIABLES,
     FILES,
     INTENT_VARIABLES,
     plan_cluster,
@@ -111,11 +112,12 @@ def _template(host_vars, host, name, errors):
         return None
 
 
-def read_intent(hostvars, hosts, role_checker=None):
+def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
     """({host: {variable: value}}, [IntentError]) templating only the gpuops_* intent variables.
 
     HOSTVARS maps a host to its variables. With ROLE_CHECKER, the host roles' variables each host
-    sets are templated and checked too.
+    sets are templated and checked too. With ROLE_DEFAULTS, the driver's branch and version (set, else the
+    role's default) join the intent, for the plan to check them against the node's GPUs.
     """
     nodes, errors = {}, []
     role_names = role_checker.names if role_checker else frozenset()
@@ -129,6 +131,11 @@ def read_intent(hostvars, hosts, role_checker=None):
             problem = role_checker.problem(name, _template(host_vars, host, name, errors))
             if problem:
                 errors.append(IntentError(host, name, problem))
+        if role_defaults is not None:
+            for name in DRIVER_VARIABLES:
+                intent[name] = (
+                    _template(host_vars, host, name, errors) if name in host_vars else role_defaults.get(name)
+                )
         nodes[host] = intent
     return nodes, errors
 
@@ -218,7 +225,7 @@ class ActionModule(ActionBase):
         warnings = inventory_warnings(hostvars, groups, checker.names)
         if args["group"] not in groups:
             return {**result, "failed": True, "msg": f"group {args['group']!r} is not in the inventory"}
-        nodes, errors = read_intent(hostvars, groups[args["group"]], checker)
+        nodes, errors = read_intent(hostvars, groups[args["group"]], checker, self._role_defaults)
         settings, sources = {}, {}
         for name, variable in SETTING_VARIABLES.items():
             if args[name] is not None:

@@ -22,6 +22,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import
     suggest_products,
     unknown_product,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.driver_support import (
+    BRANCH_VARIABLE,
+    VERSION_VARIABLE,
+    driver_problems,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs import (
     entry_selects_gpu,
@@ -81,6 +86,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharin
     sharing_labels,
 )
 
+# The driver role's variables the plan checks against each node's GPUs (the action gives the role's defaults
+# where the inventory sets none).
+DRIVER_VARIABLES = (BRANCH_VARIABLE, VERSION_VARIABLE)
 INTENT_VARIABLES = (
     "gpuops_gpu_product",
     "gpuops_gpu_count",
@@ -384,7 +392,8 @@ def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, inval
 
 
 def plan_cluster(nodes, settings=None):
-    """Plan a cluster from NODES, {host: {gpuops_* variable: value}} (absent variables left out).
+    """Plan a cluster from NODES, {host: {gpuops_* variable: value}} (absent variables left out). A node's
+    nvidia_driver_branch and nvidia_driver_version, where given, are checked against its GPUs.
 
     SETTINGS overrides DEFAULT_SETTINGS (namespace, ConfigMap names). Returns a ClusterPlan or
     raises IntentErrors listing every problem of every host.
@@ -402,13 +411,18 @@ def plan_cluster(nodes, settings=None):
     )
     user_configs, invalid_configs = _collect_user_configs(nodes, errors)
 
-    intents, unknown = {}, {}
+    intents, unknown, driver_checked = {}, {}, {}
     for host, intent in nodes.items():
         product = _find_product(host, intent, errors, unknown)
         count, problem = _check_count(intent.get("gpuops_gpu_count"))
         if problem:
             errors.append(IntentError(host, "gpuops_gpu_count", problem))
         # A bad count still lets the rest of the host's intent be checked.
+        if product is not None and BRANCH_VARIABLE in intent:
+            key = (product, repr(intent[BRANCH_VARIABLE]), repr(intent.get(VERSION_VARIABLE)))
+            if key not in driver_checked:
+                driver_checked[key] = driver_problems(product, intent[BRANCH_VARIABLE], intent.get(VERSION_VARIABLE))
+            errors.extend(IntentError(host, variable, message) for variable, message in driver_checked[key])
         if product is not None:
             sharing = (intent.get("gpuops_time_slicing"), intent.get("gpuops_mps"), intent.get(MEMORY_SHARING))
             intents[host] = (product, count, intent.get("gpuops_mig_config"), sharing)
