@@ -9,7 +9,7 @@ molecule-base.yml puts this folder on ANSIBLE_CONNECTION_PLUGINS. containers.pod
 so Ansible copies each module into the host and runs five `podman exec` (home, temporary folder, chmod,
 module, cleanup) per task. With `--interactive` the module travels over stdin in one `podman exec`, as
 over SSH with pipelining: the scenarios' tasks take about half the time. Everything else (mount, files,
-options and their documentation, which Ansible reads from the imported module) is containers.podman's.
+options) is containers.podman's.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from __future__ import annotations
 import shlex
 
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.containers.podman.plugins.connection.podman import (  # noqa: F401 (the plugin's options)
-    DOCUMENTATION,
-)
-from ansible_collections.containers.podman.plugins.connection.podman import (
-    Connection as PodmanConnection,
-)
+from ansible_collections.containers.podman.plugins.connection.podman import DOCUMENTATION as PODMAN_DOCUMENTATION
+from ansible_collections.containers.podman.plugins.connection.podman import Connection as PodmanConnection
+
+# The same options as containers.podman's connection (Ansible reads them from the loaded module).
+DOCUMENTATION = PODMAN_DOCUMENTATION
 
 
 class Connection(PodmanConnection):
