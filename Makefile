@@ -52,15 +52,14 @@ $(COLLECTION_LINK):
 plan: $(VENV)/.runtime collection
 	$(BIN)/ansible-playbook playbooks/plan.yml -i $(INVENTORY) -e gpuops_plan_dir=$(abspath $(PLAN_DIR))
 
-# make test: lint first; then the molecule scenarios run in the background (they mostly wait on their
-# containers) while galaxy-importer, sanity, unit and ee run, and so does the test bed's build (minutes where
-# its cache lacks it; the scenarios and the harness tests wait for it through its lock). Tools that apt-get
-# installs come first, so that no two installs race for dpkg's lock. The scenarios' output is printed whole
-# at the end, after the test bed's build log.
+# make test: the molecule scenarios start first, in the background (they mostly wait on their containers, and
+# they are the longest part), with the test bed's build (minutes where its cache lacks it; the scenarios and the
+# harness tests wait for it through its lock); lint, galaxy-importer, sanity, unit and ee run meanwhile, each
+# even when one before it failed. Tools that apt-get installs come first, so that no two installs race for
+# dpkg's lock. The scenarios' output is printed whole at the end, after the test bed's build log.
 TESTBED_LOG := .cache/testbed-build.log
 MOLECULE_LOG := tests/output/molecule-run.log
 test: $(VENV)/.test collection
-	$(MAKE) --no-print-directory lint
 	tests/testbed/install-podman
 	@command -v shellcheck >/dev/null || { echo "test: installing shellcheck with apt-get"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
@@ -68,7 +67,7 @@ test: $(VENV)/.test collection
 	if command -v go > /dev/null; then tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
 	$(MAKE) --no-print-directory molecule > $(MOLECULE_LOG) 2>&1 & molecule=$$!; \
 	echo "== molecule scenarios started in the background (log $(MOLECULE_LOG), printed at the end)"; \
-	status=0; $(MAKE) --no-print-directory importer sanity unit ee || status=$$?; \
+	status=0; $(MAKE) --no-print-directory --keep-going lint importer sanity unit ee || status=$$?; \
 	if [ -n "$$build" ]; then wait $$build || status=$$?; \
 	  echo "== the test bed's build (tests/testbed/build-kubernetes):"; cat $(TESTBED_LOG); fi; \
 	wait $$molecule || status=$$?; cat $(MOLECULE_LOG); \
