@@ -127,15 +127,21 @@ def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
         for name in INTENT_VARIABLES:
             if name in host_vars:
                 intent[name] = _template(host_vars, host, name, errors)
+        role_values = {}
         for name in sorted(role_names.intersection(host_vars)):
-            problem = role_checker.problem(name, _template(host_vars, host, name, errors))
+            role_values[name] = _template(host_vars, host, name, errors)
+            problem = role_checker.problem(name, role_values[name])
             if problem:
                 errors.append(IntentError(host, name, problem))
         if role_defaults is not None:
             for name in DRIVER_VARIABLES:
-                intent[name] = (
-                    _template(host_vars, host, name, errors) if name in host_vars else role_defaults.get(name)
-                )
+                # Templated once: the role check above already read the ones the host sets.
+                if name in role_values:
+                    intent[name] = role_values[name]
+                elif name in host_vars:
+                    intent[name] = _template(host_vars, host, name, errors)
+                else:
+                    intent[name] = role_defaults.get(name)
         nodes[host] = intent
     return nodes, errors
 
