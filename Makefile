@@ -25,11 +25,12 @@ export GPUOPS_SHARED
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help plan test lint importer sanity unit ee molecule bench collection clean testbed
+.PHONY: help plan test lint importer sanity core-matrix unit ee molecule bench collection clean testbed
 
 help:
 	@echo "make plan      validate an inventory and print the cluster plan (INVENTORY=, PLAN_DIR=)"
-	@echo "make test      lint, galaxy-importer, ansible-test sanity and units, unit tests, the EE context, molecule scenarios"
+	@echo "make test      lint, galaxy-importer, ansible-test sanity and units (on ansible-core 2.19, 2.20 and 2.21), unit tests,"
+	@echo "               the EE context, molecule scenarios"
 	@echo "make ee        the execution environment's build context (ansible-builder create), checked"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
 	@echo "make testbed   build the test bed's Kubernetes and containerd from Go modules (cached per version)"
@@ -67,7 +68,7 @@ test: $(VENV)/.test collection
 	if command -v go > /dev/null; then tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
 	$(MAKE) --no-print-directory molecule > $(MOLECULE_LOG) 2>&1 & molecule=$$!; \
 	echo "== molecule scenarios started in the background (log $(MOLECULE_LOG), printed at the end)"; \
-	status=0; $(MAKE) --no-print-directory --keep-going lint importer sanity unit ee || status=$$?; \
+	status=0; $(MAKE) --no-print-directory --keep-going lint importer sanity core-matrix unit ee || status=$$?; \
 	if [ -n "$$build" ]; then wait $$build || status=$$?; \
 	  echo "== the test bed's build (tests/testbed/build-kubernetes):"; cat $(TESTBED_LOG); fi; \
 	wait $$molecule || status=$$?; cat $(MOLECULE_LOG); \
@@ -141,6 +142,12 @@ sanity: $(VENV)/.test
 	    --python-interpreter "$$py39" --color no; \
 	else echo "SKIPPED: sanity on Python 3.9 (no working python3.9 on this machine)"; fi
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test units --python 3.11 --venv --requirements --color no
+
+# ansible-test sanity and units on the newer ansible-core releases the collection supports, each in a virtualenv
+# of tests/core-matrix/ansible-core-VERSION.txt with Python 3.12 or newer (`sanity` covers requirements.txt's 2.19).
+CORE_MATRIX := 2.20 2.21
+core-matrix: $(VENV)/.test
+	tests/tools/ansible-core-matrix $(CORE_MATRIX)
 
 # The test bed's Kubernetes (kube-multi: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubelet) and containerd 2.x, built with Go from the Go module proxy at the versions of the rke2 role's

@@ -1,19 +1,21 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Checks the Debian 12 hosts after the nvidia_driver role ran in a container (no GPU, no kernel of their own)."""
+"""Checks the Debian 12 and 13 hosts after the nvidia_driver role ran in a container (no GPU, no kernel of their own)."""
 
 import json
 
 import pytest
 
 EXPECTED = {
-    "driver-debian12": {"kernel_modules": "proprietary", "module_package": "nvidia-kernel-dkms"},
+    "driver-debian12": {"branch": "535", "kernel_modules": "proprietary", "module_package": "nvidia-kernel-dkms"},
     "driver-debian12-open": {
+        "branch": "535",
         "kernel_modules": "open",
         "module_package": "nvidia-open-kernel-dkms",
         "version": "535.261.03",
     },
+    "driver-debian13": {"branch": "550", "kernel_modules": "proprietary", "module_package": "nvidia-kernel-dkms"},
 }
 VERSIONED_PACKAGES = ["firmware-nvidia-gsp", "nvidia-smi", "libcuda1", "libnvidia-ml1", "libnvidia-cfg1"]
 
@@ -28,11 +30,11 @@ def report(host):
     return json.loads(host.file("/etc/ansible/facts.d/nvidia_driver.fact").content_string)
 
 
-def test_driver_packages_installed_at_one_version_of_branch_535(host, expected, report):
+def test_driver_packages_installed_at_one_version_of_the_branch(host, expected, report):
     packages = [expected["module_package"], *VERSIONED_PACKAGES]
     versions = {host.package(name).version.split("-")[0] for name in packages}
     assert versions == {report["version"]}
-    assert report["version"].startswith("535.")
+    assert report["version"].startswith(expected["branch"] + ".")
     if "version" in expected:
         assert report["version"] == expected["version"]
 

@@ -40,7 +40,8 @@ def run_role(*extra_vars):
 def test_branch_debian_does_not_package_stops_before_any_change():
     host = testinfra.get_host(f"podman://{HOST}")
     pin_before = host.file(PIN_FILE).content_string
-    result = run_role("nvidia_driver_branch=550")
+    # Debian 12's archive packages 535 only (auto would turn to NVIDIA's repository for 550).
+    result = run_role("nvidia_driver_branch=550", "nvidia_driver_source=distribution")
     assert result.returncode != 0
     assert "nvidia_driver_branch '550'" in result.stdout
     assert "this source offers: 535" in result.stdout

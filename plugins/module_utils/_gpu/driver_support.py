@@ -98,6 +98,16 @@ def driver_range(product):
     return _BY_PRODUCT.get(product.name) or _BY_ARCHITECTURE.get(product.architecture)
 
 
+def default_branch(products):
+    """The newest long-term support branch that drives every one of PRODUCTS (a product without a known range
+    counts as driven), as the nvidia_driver role's default is chosen; None when no such branch drives them all."""
+    ranges = [driver_range(product) for product in products]
+    for branch in sorted(LONG_TERM_BRANCHES, reverse=True):
+        if all(supported is None or branch in supported.branches() for supported in ranges):
+            return branch
+    return None
+
+
 def _branches_text(branches):
     return ", ".join(str(b) for b in branches) if branches else "none"
 

@@ -9,7 +9,8 @@ molecule-base.yml puts this folder on ANSIBLE_CONNECTION_PLUGINS. containers.pod
 so Ansible copies each module into the host and runs five `podman exec` (home, temporary folder, chmod,
 module, cleanup) per task. With `--interactive` the module travels over stdin in one `podman exec`, as
 over SSH with pipelining: the scenarios' tasks take about half the time. Everything else (mount, files,
-options) is containers.podman's.
+options) is containers.podman's. containers.podman 1.21.0 (the `ansible` 14 package, with ansible-core 2.21)
+pipelines by itself (`podman exec -i` when there is input): there this plugin leaves every command to it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Connection(PodmanConnection):
     has_pipelining = True
 
     def exec_command(self, cmd, in_data=None, sudoable=False):
-        if in_data is None:
+        if in_data is None or PodmanConnection.has_pipelining:
             return super().exec_command(cmd, in_data=in_data, sudoable=sudoable)
         # A pipelined module: its code is the command's stdin.
         if not self._connected:

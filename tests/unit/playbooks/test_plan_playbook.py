@@ -167,22 +167,27 @@ def test_role_variables_are_templated_with_the_roles_defaults_beneath(run_plan, 
 
 
 def test_a_driver_that_cannot_drive_a_nodes_gpus_is_refused_before_any_host(run_plan, tmp_path):
-    # No branch in the inventory: the nvidia_driver role's default applies, as it would on the host.
     inventory = tmp_path / "inventory"
     shutil.copytree(EXAMPLE, inventory)
     (inventory / "group_vars" / "gpu_nodes.yml").write_text("---\n")
-    (inventory / "group_vars" / "gpu_l4.yml").write_text("gpuops_gpu_product: NVIDIA B200\ngpuops_gpu_count: 8\n")
+    gpu_l4 = inventory / "group_vars" / "gpu_l4.yml"
+    gpu_l4.write_text('gpuops_gpu_product: NVIDIA B200\ngpuops_gpu_count: 8\nnvidia_driver_branch: "535"\n')
     (inventory / "host_vars").mkdir()
     (inventory / "host_vars" / "gpu-h100-1.yml").write_text('nvidia_driver_branch: "999"\n')
     plan_dir = tmp_path / "plan"
     failed = run_plan(inventory, plan_dir)
     assert failed.returncode != 0
     assert not plan_dir.exists()
-    default_branch = (REPO / "roles" / "nvidia_driver" / "defaults" / "main.yml").read_text()
-    assert 'nvidia_driver_branch: "535"' in default_branch
     assert (
         "gpu-l4-1, gpu-l4-2: nvidia_driver_branch: branch 535 cannot drive NVIDIA B200 (blackwell): its first branch "
         "is 570" in failed.stdout
     )
     assert "gpu-h100-1: nvidia_driver_branch: 999 is not a driver branch NVIDIA publishes" in failed.stdout
     assert "gpu-a100-1" not in failed.stdout.split("nothing was written", 1)[1]
+
+    # No branch in the inventory: the nvidia_driver role's default applies, as on the host, and drives a B200.
+    gpu_l4.write_text("gpuops_gpu_product: NVIDIA B200\ngpuops_gpu_count: 8\n")
+    (inventory / "host_vars" / "gpu-h100-1.yml").unlink()
+    assert 'nvidia_driver_branch: "580"' in (REPO / "roles" / "nvidia_driver" / "defaults" / "main.yml").read_text()
+    planned = run_plan(inventory, tmp_path / "plan-2")
+    assert planned.returncode == 0, planned.stdout[-3000:]

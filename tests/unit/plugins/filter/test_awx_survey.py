@@ -370,11 +370,14 @@ def test_upgrade_survey_goes_one_node_at_a_time_by_default():
     assert (questions["gpuops_max_fail_percentage"]["min"], questions["gpuops_max_fail_percentage"]["max"]) == (0, 100)
     assert questions["nvidia_driver_branch"] == {
         "question_name": "nvidia_driver_branch",
-        "question_description": "Driver branch (major version) to install and hold.",
+        "question_description": (
+            "Driver branch (major version) to install and hold. The default, 580, is the newest long-term support "
+            "branch and drives every GPU of the collection's catalog."
+        ),
         "variable": "nvidia_driver_branch",
         "type": "text",
         "required": False,
-        "default": "535",
+        "default": "580",
     }
 
 

@@ -4,6 +4,7 @@
 """Every package source of every nvidia_driver OS vars file defines what the shared task flow reads."""
 
 import pathlib
+import re
 
 import pytest
 import yaml
@@ -15,6 +16,12 @@ def load(path):
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
+def resolve(value):
+    """A source an OS file names by reference ("{{ __nvidia_driver_debian_archive_source }}") is defined in main.yml."""
+    reference = re.fullmatch(r"\{\{ (__nvidia_driver_\w+) \}\}", value) if isinstance(value, str) else None
+    return load(VARS / "main.yml")[reference.group(1)] if reference else value
+
+
 def os_vars_files():
     return [path for path in sorted(VARS.glob("*.yml")) if path.name not in ("main.yml", "default.yml")]
 
@@ -22,7 +29,7 @@ def os_vars_files():
 def nvidia_driver_sources():
     for path in os_vars_files():
         for name, source in load(path)["__nvidia_driver_sources"].items():
-            yield pytest.param(path, name, source, id=f"{path.stem}/{name}")
+            yield pytest.param(path, name, resolve(source), id=f"{path.stem}/{name}")
 
 
 @pytest.mark.parametrize(("path", "name", "source"), list(nvidia_driver_sources()))
@@ -38,3 +45,12 @@ def test_nvidia_driver_source_defines_what_the_flow_reads(path, name, source):
 @pytest.mark.parametrize("path", os_vars_files(), ids=lambda path: path.stem)
 def test_nvidia_driver_default_source_exists(path):
     assert load(path)["__nvidia_driver_default_source"] in load(path)["__nvidia_driver_sources"]
+
+
+@pytest.mark.parametrize("path", os_vars_files(), ids=lambda path: path.stem)
+def test_what_a_shared_source_leaves_to_the_os_file_is_set_there(path):
+    os_vars = load(path)
+    for source in os_vars["__nvidia_driver_sources"].values():
+        text = str(resolve(source))
+        for name in set(re.findall(r"(__nvidia_driver_(?:debian|ubuntu)_\w+|__nvidia_driver_nvidia_repo_dir)", text)):
+            assert name in os_vars, f"{path.name} uses a source that reads {name}, which it does not set"

@@ -18,7 +18,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.driver_support
 REPO = pathlib.Path(__file__).resolve().parents[4]
 ARCHIVE = REPO / "tests" / "fixtures" / "ubuntu-archive"
 VARS = REPO / "roles" / "nvidia_driver" / "vars"
-SUITES = {"Ubuntu_22.yml": "jammy-updates", "Ubuntu_24.yml": "noble-updates"}
+SUITES = {"Ubuntu_22.yml": "jammy-updates", "Ubuntu_24.yml": "noble-updates", "Ubuntu_26.yml": "resolute-updates"}
 
 
 def maintained_branches(suite):
@@ -38,14 +38,13 @@ def maintained_branches(suite):
 
 @pytest.mark.parametrize(("vars_file", "suite"), SUITES.items())
 def test_the_distribution_source_offers_exactly_the_branches_ubuntu_maintains(vars_file, suite):
-    offered = yaml.safe_load((VARS / vars_file).read_text(encoding="utf-8"))["__nvidia_driver_sources"]["distribution"]
+    offered = yaml.safe_load((VARS / vars_file).read_text(encoding="utf-8"))["__nvidia_driver_ubuntu_branches"]
     maintained, _transitional = maintained_branches(suite)
     known = {str(branch) for branch in KNOWN_BRANCHES}
-    assert offered["branches"] == sorted(maintained & known, key=int)
+    assert offered == sorted(maintained & known, key=int)
 
 
 def test_branch_535_is_a_transitional_package_onto_580_in_every_recorded_suite():
-    # resolute-updates (26.04) too: the first release without a maintained 535.
-    for suite in (*SUITES.values(), "resolute-updates"):
+    for suite in SUITES.values():
         _maintained, transitional = maintained_branches(suite)
         assert transitional["535"] == "580", suite

@@ -3,9 +3,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """driver_problems: which branches drive which catalog product, and the messages that say what would."""
 
+import pathlib
 import re
 
 import pytest
+import yaml
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu import driver_support
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import (
     all_products,
     extra_products,
@@ -15,6 +18,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.driver_support import (
     KNOWN_BRANCHES,
     LONG_TERM_BRANCHES,
+    DriverRange,
+    default_branch,
     driver_problems,
     driver_range,
 )
@@ -34,6 +39,22 @@ def test_every_catalog_product_has_a_driver_range_and_the_newest_long_term_branc
         assert supported is not None, product.name
         assert newest_lts in supported.branches(), product.name
         assert supported.source
+
+
+def test_the_role_default_is_the_newest_long_term_branch_that_drives_the_whole_catalog():
+    defaults = pathlib.Path(__file__).resolve().parents[5] / "roles" / "nvidia_driver" / "defaults" / "main.yml"
+    role_default = yaml.safe_load(defaults.read_text(encoding="utf-8"))["nvidia_driver_branch"]
+    assert role_default == str(default_branch(all_products())) == "580"
+
+
+def test_default_branch_steps_back_to_an_older_long_term_branch_for_a_retired_architecture(monkeypatch):
+    # A product whose architecture NVIDIA retired after R470 (as it did Kepler) pulls the default down to 470.
+    monkeypatch.setitem(driver_support._BY_ARCHITECTURE, "ampere", DriverRange(450, 470, "test"))
+    a100 = find_product("NVIDIA A100-SXM4-40GB")
+    assert default_branch([L4, H200]) == 580
+    assert default_branch([a100, find_product("Tesla T4")]) == 470
+    # No long-term branch drives both an L4 (R525 on) and a GPU retired after R470.
+    assert default_branch([L4, a100]) is None
 
 
 @pytest.mark.parametrize(
