@@ -112,19 +112,14 @@ importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
 	$(BIN)/ansible-galaxy collection install --force --no-deps $(IMPORTER_TOP)/build/gpuops-cluster-*.tar.gz \
 	  -p $(IMPORTER_TOP)/installed
 
-# ansible-test must run from a tree shaped ansible_collections/NAMESPACE/NAME: copy the
-# files git knows (tracked or not ignored, and still present) there. The unit tests on this ansible-core
+# ansible-test runs on a copy of the checkout shaped ansible_collections/NAMESPACE/NAME
+# (tests/tools/ansible-test-tree). The unit tests on this ansible-core
 # are `make unit` (pytest, with the recorded outputs of GPUOPS_NVSMI_FIXTURES and the test bed);
 # ansible-test's own unit runner runs them on 2.20 and 2.21 (`make core-matrix`).
 sanity: $(VENV)/.test
 	@command -v shellcheck >/dev/null || { echo "sanity: installing shellcheck with apt-get"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
-	rm -rf $(SANITY_TOP) && mkdir -p $(SANITY_ROOT)
-	git ls-files -z --cached --others --exclude-standard \
-	  | while IFS= read -r -d '' file; do if [ -e "$$file" ]; then printf '%s\0' "$$file"; fi; done \
-	  | xargs -0 cp --parents -t $(SANITY_ROOT)
-	mkdir -p $(HOME)/.ansible/test/cache
-	cp tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_24_2.py
+	tests/tools/ansible-test-tree $(SANITY_TOP) $(BIN)/python > /dev/null
 	cd $(SANITY_ROOT) && $(BIN)/ansible-test sanity --python 3.11 --color no
 	@# Modules run on managed hosts too: EL9 ships Python 3.9.
 	@py39=""; for candidate in $(HOME)/.pyenv/versions/3.9*/bin/python3.9 /usr/bin/python3.9; do \
