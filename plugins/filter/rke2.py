@@ -13,6 +13,7 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import
     SERVER_GROUP,
     check_cluster,
     config_document,
+    containerd_cdi_problem,
     has_nvidia_runtime,
     installed_version,
     is_image_archive,
@@ -81,6 +82,7 @@ class FilterModule:
             "rke2_sha256sums": parse_sha256sums,
             "rke2_arch": rke2_arch,
             "rke2_nvidia_runtime": has_nvidia_runtime,
+            "rke2_containerd_cdi_problem": containerd_cdi_problem,
             "rke2_image_archives": rke2_image_archives,
             "beside_inventory": beside_inventory,
         }

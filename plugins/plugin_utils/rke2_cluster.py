@@ -17,6 +17,7 @@ import hashlib
 import ipaddress
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import label_value_problem
@@ -100,6 +101,40 @@ _NVIDIA_RUNTIME = re.compile(
 def has_nvidia_runtime(containerd_config):
     """Whether a containerd config.toml defines a runtime named nvidia that runs nvidia-container-runtime."""
     return _NVIDIA_RUNTIME.search(containerd_config or "") is not None
+
+
+# Where containerd's CRI plugin finds CDI specifications, and whether it injects CDI devices, when config.toml
+# says nothing: containerd 2.x internal/cri/config/config_unix.go DefaultRuntimeConfig (EnableCDI true,
+# CDISpecDirs /etc/cdi and /var/run/cdi) for config version 3; containerd 1.7 (version 2) has enable_cdi false.
+# k3s' config-v3.toml.tmpl sets neither, so RKE2 v1.33+ injects CDI devices unless a template turns it off.
+_CRI_RUNTIME_SECTIONS = {3: "io.containerd.cri.v1.runtime", 2: "io.containerd.grpc.v1.cri"}
+_CDI_DEFAULT_DIRS = ["/etc/cdi", "/var/run/cdi"]
+# The device plugin writes its specification there (k8s-device-plugin internal/cdi/cdi.go cdiRoot), and the
+# toolkit's nvidia-cdi-refresh.service writes /var/run/cdi/nvidia.yaml.
+CDI_SPEC_DIR = "/var/run/cdi"
+
+
+def containerd_cdi_problem(containerd_config):
+    """Why containerd with config.toml CONTAINERD_CONFIG would not inject the device plugin's CDI devices, or ""."""
+    try:
+        config = tomllib.loads(containerd_config or "")
+    except tomllib.TOMLDecodeError as error:
+        return f"it is not valid TOML ({error})"
+    version = config.get("version", 2)
+    section_name = _CRI_RUNTIME_SECTIONS.get(version)
+    if section_name is None:
+        return f"config version {version!r} is not one containerd 1.7 or 2.x reads (2 or 3)"
+    section = config.get("plugins", {}).get(section_name, {})
+    where = f"[plugins.'{section_name}']"
+    if not section.get("enable_cdi", version >= 3):
+        setting = (
+            "enable_cdi = false" if "enable_cdi" in section else "no enable_cdi (containerd 1.7 defaults to false)"
+        )
+        return f"{where} has {setting}, so containerd does not inject CDI devices"
+    spec_dirs = section.get("cdi_spec_dirs", _CDI_DEFAULT_DIRS)
+    if not any(os.path.normpath(folder) in (CDI_SPEC_DIR, "/run/cdi") for folder in spec_dirs):
+        return f"{where} cdi_spec_dirs {spec_dirs} leaves out {CDI_SPEC_DIR}, where the device plugin writes them"
+    return ""
 
 
 def endpoint_problem(value):

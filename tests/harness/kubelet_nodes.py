@@ -16,6 +16,7 @@ Layout of DIR/nodes/<node>/ (the GPU node stand-in serves its device plugin from
                       the stand-in's plugin sockets
   gpu/             -> /var/lib/gpuops-gpu-node (ro): the GPUs' state for the nvidia-smi double
   containerd/      -> /var/lib/containerd (overlay on podman's overlay fails)
+  cdi/             -> /var/run/cdi (ro): the CDI specification the stand-in's device plugin writes
 The nodes share the host network: node i listens on kubelet ports BASE+2i / BASE+2i+1 (healthz),
 and its pods on the CNI bridge `ghbr<API port>-<i>`, subnet 10.<200+API port % 50>.<i>.0/24, which
 `stop` deletes with the containers and the folder.
@@ -126,7 +127,7 @@ def build_images() -> list[Path]:
 
 
 def start_node(directory: Path, name: str, index: int, images: list[Path], tools: dict[str, Path]) -> None:
-    for folder in ("kubelet/device-plugins", "gpu", "containerd"):
+    for folder in ("kubelet/device-plugins", "gpu", "containerd", "cdi"):
         (directory / folder).mkdir(parents=True, exist_ok=True)
     write_config(directory, name, index)
     mounts = [
@@ -136,6 +137,8 @@ def start_node(directory: Path, name: str, index: int, images: list[Path], tools
         f"{directory / 'kubelet'}:/var/lib/kubelet",
         f"{directory / 'gpu'}:/var/lib/gpuops-gpu-node:ro",
         f"{directory / 'containerd'}:/var/lib/containerd",
+        # containerd 2.x reads CDI specifications there by default; the stand-in's device plugin writes its own.
+        f"{directory / 'cdi'}:/var/run/cdi:ro",
         # cgroupns=host with the host's cgroups: nested runc cannot mount cgroups otherwise (hybrid v1/v2).
         "/sys/fs/cgroup:/sys/fs/cgroup:rw",
         *(f"{image}:/var/lib/gpuops-node-images/{number}.tar:ro" for number, image in enumerate(images)),

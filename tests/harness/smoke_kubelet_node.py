@@ -7,7 +7,8 @@ Starts the harness with the nodes of smoke-nodes.yml (an L4 with time-slicing, a
 each a real kubelet and containerd in a podman container), lets the GPU node stand-in's operator,
 mig-manager and gRPC device plugin configure them, runs validation Jobs in the validation image
 (localhost/gpuops-validation:test) as the gpu_validation role's contract says, and checks:
-- each `nvidia-smi -L` pod lists exactly the device it was allocated (GPU or MIG UUID, profile);
+- each `nvidia-smi -L` pod lists exactly the device it was allocated (GPU or MIG UUID, profile), given as a CDI
+  device that the node's containerd injected (the ClusterPolicy's default cdi.enabled);
 - two time-sliced pods see the same GPU UUID; vectorAdd passes; without a GPU it fails;
 - an unhealthy GPU leaves the allocatable (ListAndWatch), a restarted kubelet gets the plugin again;
 then stops everything and checks that no container, network link or folder is left.
@@ -260,6 +261,12 @@ def proofs(directory: Path) -> None:
     check(
         len(allocated(log, "nvidia.com/gpu")) == 3 and len({u[0] for u in allocated(log, "nvidia.com/gpu")}) == 1,
         "time-sliced pods were given replicas of the same GPU UUID",
+    )
+    # The ClusterPolicy leaves cdi.enabled at its default (true): Allocate answered with CDI devices only, so the
+    # pods above saw their devices because containerd injected the plugin's CDI specification.
+    check(
+        log.read_text().count("  as CDI devices") == 5,
+        "the five GPU pods got their devices as CDI devices, injected by containerd from /var/run/cdi",
     )
     check(
         results["cuda-vectoradd"].exit_code == 0 and "Test PASSED" in results["cuda-vectoradd"].message,

@@ -89,6 +89,15 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharin
 # The driver role's variables the plan checks against each node's GPUs (the action gives the role's defaults
 # where the inventory sets none).
 DRIVER_VARIABLES = (BRANCH_VARIABLE, VERSION_VARIABLE)
+# Whether the GPU Operator has containerd inject GPUs through CDI (docs/cdi.md). The chart's default since
+# v25.10.0 (values.yaml cdi.enabled); the plan sets it explicitly so that a chart upgrade cannot change it.
+CDI_VARIABLE = "gpuops_cdi"
+DEFAULT_CDI = True
+# k8s-device-plugin cmd/nvidia-device-plugin/main.go validateFlags: "using MPS requires CDI".
+MPS_NEEDS_CDI = (
+    'MPS needs CDI (NVIDIA\'s device plugin refuses MPS without it: "using MPS requires CDI"); '
+    "set gpuops_cdi: true or share with gpuops_time_slicing"
+)
 INTENT_VARIABLES = (
     "gpuops_gpu_product",
     "gpuops_gpu_count",
@@ -100,6 +109,7 @@ INTENT_VARIABLES = (
     "gpuops_mps",
     "gpuops_memory_sharing",
     "gpuops_gpu_catalog_extra",
+    CDI_VARIABLE,
 )
 DEFAULT_MIG_STRATEGY = "none"
 # Kubernetes label values (k8s.io/apimachinery pkg/util/validation/validation.go IsValidLabelValue).
@@ -199,6 +209,19 @@ def _check_cluster_wide(nodes, variable, valid, default, why, errors):
         errors.extend(IntentError(host, variable, message) for hosts in values.values() for host in hosts)
         return None
     return next(iter(values), None)
+
+
+def _check_cdi(nodes, errors):
+    """gpuops_cdi: a boolean, the same on every GPU node (it is the ClusterPolicy's one cdi.enabled)."""
+    wrong = [host for host, intent in nodes.items() if not isinstance(intent.get(CDI_VARIABLE, DEFAULT_CDI), bool)]
+    for host in wrong:
+        value = nodes[host][CDI_VARIABLE]
+        errors.append(IntentError(host, CDI_VARIABLE, f"{value!r} is not valid; valid: true, false"))
+    if wrong:
+        return None
+    return _check_cluster_wide(
+        nodes, CDI_VARIABLE, (True, False), DEFAULT_CDI, "the GPU Operator's cdi.enabled is cluster-wide", errors
+    )
 
 
 def _collect_user_configs(nodes, errors):
@@ -409,6 +432,7 @@ def plan_cluster(nodes, settings=None):
     mig_manager = _check_cluster_wide(
         nodes, "gpuops_mig_manager", MIG_MANAGERS, DEFAULT_MIG_MANAGER, "one component applies MIG layouts", errors
     )
+    cdi = _check_cdi(nodes, errors)
     user_configs, invalid_configs = _collect_user_configs(nodes, errors)
 
     intents, unknown, driver_checked = {}, {}, {}
@@ -423,6 +447,8 @@ def plan_cluster(nodes, settings=None):
             if key not in driver_checked:
                 driver_checked[key] = driver_problems(product, intent[BRANCH_VARIABLE], intent.get(VERSION_VARIABLE))
             errors.extend(IntentError(host, variable, message) for variable, message in driver_checked[key])
+        if cdi is False and intent.get("gpuops_mps") is not None:
+            errors.append(IntentError(host, "gpuops_mps", MPS_NEEDS_CDI))
         if product is not None:
             sharing = (intent.get("gpuops_time_slicing"), intent.get("gpuops_mps"), intent.get(MEMORY_SHARING))
             intents[host] = (product, count, intent.get("gpuops_mig_config"), sharing)
@@ -452,7 +478,7 @@ def plan_cluster(nodes, settings=None):
             results[host] = (result, mig_config)
     if errors:
         raise IntentErrors(errors)
-    plan = _assemble(results, strategy, mig_manager, mig_doc, settings)
+    plan = _assemble(results, strategy, mig_manager, mig_doc, settings, cdi)
     plan.notes.extend(_unknown_product_notes(unknown))
     return plan
 
@@ -566,7 +592,7 @@ def _empty_mig_notes(results):
     )
 
 
-def _assemble(results, strategy, mig_manager, mig_doc, settings):
+def _assemble(results, strategy, mig_manager, mig_doc, settings, cdi):
     nodes, totals, data, rows, unmanaged = {}, {}, {}, [], []
     data[DEFAULT_DEVICE_PLUGIN_CONFIG] = build_device_plugin_config(strategy, None, [])
     for host in sorted(results):
@@ -623,7 +649,7 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings):
         ),
         mig_parted_config=mig_doc,
         mig_parted_configmap=configmap(settings["mig_configmap"], settings["namespace"], {MIG_CONFIGMAP_KEY: mig_doc}),
-        gpu_operator_values=gpu_operator_values(settings, strategy, mig_manager == "operator" and manages_mig),
+        gpu_operator_values=gpu_operator_values(settings, strategy, mig_manager == "operator" and manages_mig, cdi),
         table=render_table(rows, totals, strategy),
         notes=notes,
         scheduler_extenders=scheduler_extenders(result.memory_sharing for result, _mig_config in results.values()),

@@ -77,8 +77,10 @@ def configmap(name, namespace, data):
     }
 
 
-def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
+def gpu_operator_values(settings, mig_strategy, operator_manages_mig, cdi=True):
     """Helm values for a host-installed driver and container toolkit.
+
+    CDI: gpuops_cdi, the chart's cdi.enabled (containerd injects the devices the device plugin names).
 
     OPERATOR_MANAGES_MIG: gpuops_mig_manager is operator and a node is MIG-capable; otherwise the
     operator's mig-manager stays off, so it neither fights the collection's mig role nor disables MIG.
@@ -89,6 +91,8 @@ def gpu_operator_values(settings, mig_strategy, operator_manages_mig):
         # The host role installs the toolkit, so the operator deploys no toolkit container, and toolkit.env
         # (CONTAINERD_SOCKET, CONTAINERD_CONFIG) would configure nothing: only toolkit.enabled is set.
         "toolkit": {"enabled": False},
+        # Written out although it is the chart's default (v25.10.0 on), so that a chart upgrade cannot change it.
+        "cdi": {"enabled": cdi},
         "mig": {"strategy": mig_strategy},
         "devicePlugin": {
             "config": {

@@ -112,9 +112,7 @@ class Controller:
             if nodes_dir is None:
                 raise ValueError("nodes with a real kubelet need the folder of their device-plugins sockets")
             self.plugins = {
-                name: NodePlugins(name, nodes_dir / name / "kubelet/device-plugins", nodes_dir / name / "gpu", log)
-                for name, node in hardware.items()
-                if node.kubelet
+                name: NodePlugins(name, nodes_dir / name, log) for name, node in hardware.items() if node.kubelet
             }
 
     def stop(self) -> None:
@@ -187,7 +185,10 @@ class Controller:
         if wanted != labels:
             self.cluster.patch_labels(hardware.name, {key: wanted.get(key) for key in {*labels, *wanted}})
         shared = self.sharing(hardware, state, wanted, annotations, daemonsets)
-        self.advertise(hardware, state, node, config if plugin_on else None, annotations, shared)
+        # gpu-operator's TransformDevicePlugin: with spec.cdi.enabled (the CRD's default) the plugin gets
+        # DEVICE_LIST_STRATEGY=cdi-annotations,cdi-cri; without it, the config's strategy (envvar by default).
+        cdi = plugin_on and enabled(spec, "cdi")
+        self.advertise(hardware, state, node, config if plugin_on else None, annotations, shared, cdi)
 
     def operator_labels(self, hardware: Node, labels: dict) -> None:
         """What the operator puts on a GPU node (NFD saw PCI vendor 10de): the deploy switches."""
@@ -295,9 +296,9 @@ class Controller:
             self.error_once(f"{hardware.name}: memory-sharing device plugin: {error}")
         return shared
 
-    def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared) -> None:
+    def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared, cdi) -> None:
         if hardware.name in self.plugins:
-            self.serve(hardware, state, node, config, annotations, shared)
+            self.serve(hardware, state, node, config, annotations, shared, cdi)
             return
         self.write_status(hardware, state, node, config, annotations, shared)
 
@@ -307,8 +308,9 @@ class Controller:
             self.error_once(f"{hardware.name}: NVIDIA's device plugin and a memory-sharing one both serve {both}")
         return {**devices, **shared.devices}
 
-    def serve(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared) -> None:
-        """A real kubelet: the plugins' devices go to it over gRPC, the GPUs' state to the pods."""
+    def serve(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared, cdi) -> None:
+        """A real kubelet: the plugins' devices go to it over gRPC, the GPUs' state to the pods. CDI: NVIDIA's
+        plugin names its devices as CDI devices (HAMi's and gpushare's name them by environment variables)."""
         devices = {}
         try:
             rendered = self.rendered(hardware, state)
@@ -319,7 +321,8 @@ class Controller:
                 )
         except (device_plugin.PluginError, gpu_state.StateError) as error:
             self.error_once(f"{hardware.name}: device plugin: {error}")
-        self.plugins[hardware.name].update(self.merge(hardware, devices, shared))
+        cdi_resources = set(devices) - set(shared.devices) if cdi else set()
+        self.plugins[hardware.name].update(self.merge(hardware, devices, shared), cdi_resources)
         # gpushare's plugin writes its GPU count into the node's status itself (patchGPUCount).
         status = node.get("status") or {}
         stale = {

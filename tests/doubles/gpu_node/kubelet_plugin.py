@@ -8,9 +8,17 @@ registered with the kubelet's kubelet.sock, as k8s-device-plugin's internal/plug
 - ListAndWatch sends the whole device list at once and again whenever it changes (health included);
 - GetPreferredAllocation: replicas spread over the GPUs with the fewest replicas in use
   (distributedAlloc), other devices in device order;
-- Allocate: env NVIDIA_VISIBLE_DEVICES = the GPU or MIG UUIDs behind the requested ids (the envvar
-  strategy; replicas name their GPU), and, as no NVIDIA runtime injects a driver here, the node's
-  GPU state mounted read-only for the nvidia-smi double in the container.
+- Allocate, envvar strategy: env NVIDIA_VISIBLE_DEVICES = the GPU or MIG UUIDs behind the requested ids
+  (replicas name their GPU), and, as no NVIDIA runtime injects a driver here, the node's GPU state mounted
+  read-only for the nvidia-smi double in the container;
+- Allocate, CDI (the GPU Operator's cdi.enabled sets DEVICE_LIST_STRATEGY=cdi-annotations,cdi-cri): no
+  environment and no mount, only the CDI devices `k8s.device-plugin.nvidia.com/gpu=<UUID>`, in the response's
+  cdi_devices and as a `cdi.k8s.io/nvidia-device-plugin_<id>` annotation (internal/plugin/server.go
+  updateResponseForCDI); the plugin writes their specification to the node's /var/run/cdi
+  (`k8s.device-plugin.nvidia.com-gpu.json`, internal/cdi/cdi.go), and the node's containerd injects them. Where
+  the real specification injects each device's /dev/nvidiaN and the driver's files, this one gives each device
+  an environment variable NVSMI_DOUBLE_VISIBLE_<UUID> (the nvidia-smi double shows those devices) and mounts
+  the GPU state for any of them: a pod sees a GPU only if containerd applied the specification.
 When kubelet.sock is created anew (the kubelet restarted and emptied the folder) every server is
 started again and registers again.
 HAMi's plugin is served the same way (its server.go: socket `nvidia-gpu.sock`, preferred allocation
@@ -25,6 +33,7 @@ import json
 import os
 import tempfile
 import threading
+import uuid
 from concurrent import futures
 from pathlib import Path
 
@@ -37,6 +46,38 @@ from .deviceplugin_api import DEVICE_PLUGIN_SERVICE, KUBELET_SOCKET, REGISTER, V
 NODE_STATE_DIR = "/var/lib/gpuops-gpu-node"
 POD_STATE_DIR = "/var/lib/nvidia-smi-double"
 GPUSHARE_MEMORY = "aliyun.com/gpu-mem"  # gpushare-device-plugin pkg/gpu/nvidia/const.go resourceName
+# k8s-device-plugin: cmd/nvidia-device-plugin/plugin-manager.go (cdi.WithVendor), internal/cdi/cdi.go (the spec's
+# file in /var/run/cdi), the operator's CDI_ANNOTATION_PREFIX and the plugin's annotation name.
+CDI_KIND = "k8s.device-plugin.nvidia.com/gpu"
+CDI_SPEC_FILE = "k8s.device-plugin.nvidia.com-gpu.json"
+CDI_ANNOTATION = "cdi.k8s.io/nvidia-device-plugin_"
+VISIBLE_PREFIX = "NVSMI_DOUBLE_VISIBLE_"
+POD_ENVS = {"NVSMI_DOUBLE_STATE": f"{POD_STATE_DIR}/state.json", "NVSMI_DOUBLE_LOG": "/tmp/nvidia-smi-double-calls.log"}
+
+
+def visible_variable(device_uuid: str) -> str:
+    return VISIBLE_PREFIX + device_uuid.replace("-", "_")
+
+
+def cdi_spec(uuids: list[str]) -> dict:
+    """The CDI specification of the devices named UUIDS (GPU and MIG UUIDs)."""
+    return {
+        "cdiVersion": "0.5.0",
+        "kind": CDI_KIND,
+        "devices": [
+            {"name": name, "containerEdits": {"env": [f"{visible_variable(name)}={name}"]}} for name in sorted(uuids)
+        ],
+        "containerEdits": {
+            "env": [f"{name}={value}" for name, value in POD_ENVS.items()],
+            "mounts": [
+                {
+                    "hostPath": NODE_STATE_DIR,
+                    "containerPath": POD_STATE_DIR,
+                    "options": ["ro", "nosuid", "nodev", "rbind"],
+                }
+            ],
+        },
+    }
 
 
 def socket_name(resource: str) -> str:
@@ -97,8 +138,10 @@ class ResourceServer:
         self.changed = threading.Condition()
         self.stopping = False
         self.server = None
+        self.cdi = False  # CDI devices instead of environment variables in Allocate
 
-    def set_devices(self, devices: list) -> None:
+    def set_devices(self, devices: list, cdi: bool = False) -> None:
+        self.cdi = cdi
         with self.changed:
             if devices != self.devices:
                 self.devices = list(devices)
@@ -205,17 +248,25 @@ class ResourceServer:
                     grpc.StatusCode.INVALID_ARGUMENT, f"invalid allocation request: unknown device: {unknown[0]}"
                 )
             uuids = list(dict.fromkeys(physical[device] for device in item.devices_ids))
+            if self.cdi:
+                names = [f"{CDI_KIND}={device_uuid}" for device_uuid in uuids]
+                # The same line as below (harness checks read it), the strategy after it.
+                self.log(f"allocate {self.resource} {list(item.devices_ids)} -> {','.join(uuids)}")
+                self.log("  as CDI devices")
+                responses.append(
+                    messages["ContainerAllocateResponse"](
+                        annotations={CDI_ANNOTATION + uuid.uuid4().hex: ",".join(names)},
+                        cdi_devices=[messages["CDIDevice"](name=name) for name in names],
+                    )
+                )
+                continue
             envs = {"NVIDIA_VISIBLE_DEVICES": ",".join(uuids)}
             if self.resource == GPUSHARE_MEMORY:
                 envs = gpushare_envs([physical[device] for device in item.devices_ids], pod_request, self.devices)
             self.log(f"allocate {self.resource} {list(item.devices_ids)} -> {envs['NVIDIA_VISIBLE_DEVICES']}")
             responses.append(
                 messages["ContainerAllocateResponse"](
-                    envs={
-                        **envs,
-                        "NVSMI_DOUBLE_STATE": f"{POD_STATE_DIR}/state.json",
-                        "NVSMI_DOUBLE_LOG": "/tmp/nvidia-smi-double-calls.log",
-                    },
+                    envs={**envs, **POD_ENVS},
                     mounts=[messages["Mount"](container_path=POD_STATE_DIR, host_path=NODE_STATE_DIR, read_only=True)],
                 )
             )
@@ -238,13 +289,15 @@ def short_alias(folder: Path) -> Path:
 
 
 class NodePlugins:
-    """Every resource server of one real-kubelet node, and its GPU state file.
+    """Every resource server of one real-kubelet node, its GPU state file and its CDI specification.
 
-    folder: the node's device-plugins folder; state_dir: the folder mounted at NODE_STATE_DIR."""
+    node_dir: the node's folder of tests/harness/kubelet_nodes.py: kubelet/device-plugins (the device-plugins
+    folder), gpu/ (mounted at NODE_STATE_DIR) and cdi/ (the node's /var/run/cdi)."""
 
-    def __init__(self, node: str, folder: Path, state_dir: Path, log) -> None:
-        self.node, self.state_dir = node, state_dir
-        self.real_folder, self.folder = folder, None  # folder: made by update(), see short_alias
+    def __init__(self, node: str, node_dir: Path, log) -> None:
+        self.node, self.state_dir, self.cdi_dir = node, node_dir / "gpu", node_dir / "cdi"
+        self.real_folder, self.folder = node_dir / "kubelet/device-plugins", None  # folder: see short_alias
+        self.cdi_text = None
         self.log = lambda message: log(f"{node}: device plugin: {message}")
         self.servers: dict[str, ResourceServer] = {}
         self.registered: set = set()
@@ -261,8 +314,25 @@ class NodePlugins:
         os.replace(partial, self.state_dir / "state.json")
         self.state_text = text
 
-    def update(self, devices: dict) -> None:
-        """Serve exactly `devices` (resource -> [(id, health, uuid)]), registering what is not yet."""
+    def write_cdi_spec(self, uuids: list[str]) -> None:
+        """The plugin's CDI specification naming UUIDS; none at all without them (CDI off)."""
+        path = self.cdi_dir / CDI_SPEC_FILE
+        text = json.dumps(cdi_spec(uuids), indent=2) + "\n" if uuids else ""
+        if text == self.cdi_text:
+            return
+        if text:
+            self.cdi_dir.mkdir(parents=True, exist_ok=True)
+            partial = self.cdi_dir / (CDI_SPEC_FILE + ".partial")
+            partial.write_text(text)
+            os.replace(partial, path)
+        else:
+            path.unlink(missing_ok=True)
+        self.cdi_text = text
+
+    def update(self, devices: dict, cdi_resources: set = frozenset()) -> None:
+        """Serve exactly `devices` (resource -> [(id, health, uuid)]), registering what is not yet; the resources
+        in CDI_RESOURCES are allocated as CDI devices."""
+        self.write_cdi_spec(sorted({device[2] for name in cdi_resources for device in devices.get(name, [])}))
         if self.folder is None:
             self.folder = short_alias(self.real_folder)
         try:
@@ -285,7 +355,7 @@ class NodePlugins:
             if server is None:
                 server = self.servers[resource] = ResourceServer(resource, self.folder, self.log)
                 server.start()
-            server.set_devices(listed)
+            server.set_devices(listed, resource in cdi_resources)
             if kubelet is not None and resource not in self.registered:
                 try:
                     server.register()

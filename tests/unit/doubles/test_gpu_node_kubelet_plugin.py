@@ -150,10 +150,10 @@ class FakeKubelet:
 
 
 def test_registers_streams_changes_allocates_and_registers_again_after_a_kubelet_restart(tmp_path):
-    folder = tmp_path / "dp"
-    folder.mkdir()
+    folder = tmp_path / "kubelet/device-plugins"
+    folder.mkdir(parents=True)
     kubelet = FakeKubelet(folder)
-    plugins = kubelet_plugin.NodePlugins("gpu-l4-1", folder, tmp_path / "gpu", lambda message: None)
+    plugins = kubelet_plugin.NodePlugins("gpu-l4-1", tmp_path, lambda message: None)
     devices = [("GPU-a::0", "Healthy", "GPU-a"), ("GPU-a::1", "Healthy", "GPU-a")]
     try:
         plugins.update({"nvidia.com/gpu": devices})
@@ -210,10 +210,50 @@ def test_registers_streams_changes_allocates_and_registers_again_after_a_kubelet
         kubelet.stop()
 
 
+def test_with_cdi_allocate_names_cdi_devices_whose_specification_the_plugin_writes(tmp_path):
+    folder = tmp_path / "kubelet/device-plugins"
+    folder.mkdir(parents=True)
+    kubelet = FakeKubelet(folder)
+    plugins = kubelet_plugin.NodePlugins("gpu-a100-1", tmp_path, lambda message: None)
+    devices = [("MIG-a", "Healthy", "MIG-a"), ("MIG-b", "Healthy", "MIG-b")]
+    spec_file = tmp_path / "cdi" / kubelet_plugin.CDI_SPEC_FILE
+    try:
+        plugins.update({"nvidia.com/gpu": devices}, {"nvidia.com/gpu"})
+        assert kubelet.registered.wait(5)
+        spec = json.loads(spec_file.read_text())
+        assert (spec["kind"], [device["name"] for device in spec["devices"]]) == (
+            kubelet_plugin.CDI_KIND,
+            ["MIG-a", "MIG-b"],
+        )
+        assert spec["devices"][1]["containerEdits"]["env"] == ["NVSMI_DOUBLE_VISIBLE_MIG_b=MIG-b"]
+        assert spec["containerEdits"]["mounts"][0]["containerPath"] == kubelet_plugin.POD_STATE_DIR
+        channel, method = kubelet.dial(kubelet.requests[0].endpoint)
+        allocate = method("Allocate", messages["AllocateRequest"], messages["AllocateResponse"])
+        answer = allocate(
+            messages["AllocateRequest"](
+                container_requests=[messages["ContainerAllocateRequest"](devices_ids=["MIG-b"])]
+            ),
+            timeout=5,
+        )
+        container = answer.container_responses[0]
+        # No environment and no mount: the pod gets its GPU only through containerd's CDI injection.
+        assert (dict(container.envs), list(container.mounts)) == ({}, [])
+        assert [device.name for device in container.cdi_devices] == ["k8s.device-plugin.nvidia.com/gpu=MIG-b"]
+        [(key, value)] = container.annotations.items()
+        assert key.startswith("cdi.k8s.io/nvidia-device-plugin_") and value == "k8s.device-plugin.nvidia.com/gpu=MIG-b"
+        channel.close()
+        # CDI turned off: the specification goes, Allocate names the devices by environment again.
+        plugins.update({"nvidia.com/gpu": devices})
+        assert not spec_file.exists()
+    finally:
+        plugins.close()
+        kubelet.stop()
+
+
 def test_a_deep_folder_gets_a_short_alias_for_its_sockets(tmp_path):
-    deep = tmp_path / ("x" * 60) / "device-plugins"
+    deep = tmp_path / ("x" * 60) / "kubelet/device-plugins"
     deep.mkdir(parents=True)
-    plugins = kubelet_plugin.NodePlugins("n", deep, tmp_path / "gpu", lambda message: None)
+    plugins = kubelet_plugin.NodePlugins("n", deep.parents[1], lambda message: None)
     plugins.update({"nvidia.com/gpu": [("GPU-a", "Healthy", "GPU-a")]})
     assert plugins.folder.is_symlink() and plugins.folder.resolve() == deep and len(str(plugins.folder)) < 60
     assert (deep / "nvidia-gpu.sock").is_socket()
@@ -222,7 +262,7 @@ def test_a_deep_folder_gets_a_short_alias_for_its_sockets(tmp_path):
 
 
 def test_the_gpu_state_file_is_rewritten_only_when_it_changes(tmp_path):
-    plugins = kubelet_plugin.NodePlugins("n", tmp_path / "dp", tmp_path / "gpu", lambda message: None)
+    plugins = kubelet_plugin.NodePlugins("n", tmp_path, lambda message: None)
     plugins.write_state({"gpus": []})
     written = (tmp_path / "gpu/state.json").stat().st_ino
     plugins.write_state({"gpus": []})
@@ -235,8 +275,9 @@ class RecordingPlugins:
     def __init__(self) -> None:
         self.updates, self.states = [], []
 
-    def update(self, devices):
+    def update(self, devices, cdi_resources=frozenset()):
         self.updates.append(devices)
+        self.cdi_resources = cdi_resources
 
     def write_state(self, state):
         self.states.append(state)
@@ -309,6 +350,11 @@ def test_a_real_kubelet_node_gets_its_devices_over_grpc_and_no_status_writes(tmp
         "nvidia.com/gpu": [(f"{uuid}::0", "Healthy", uuid), (f"{uuid}::1", "Healthy", uuid)]
     }
     assert cluster.node["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "2"
+    # The ClusterPolicy's cdi.enabled defaults to true (its CRD): NVIDIA's plugin names CDI devices.
+    assert recorder.cdi_resources == {"nvidia.com/gpu"}
+    cluster.policy["spec"]["cdi"] = {"enabled": False}
+    control.reconcile()
+    assert recorder.cdi_resources == set()
     cluster.node["metadata"]["annotations"]["gpuops.test/unhealthy-gpus"] = "1"
     control.reconcile()
     assert {health for _id, health, _uuid in recorder.updates[-1]["nvidia.com/gpu"]} == {"Unhealthy"}

@@ -42,10 +42,10 @@ def options(method):
 
 
 def test_hami_and_gpushare_servers_register_and_allocate_their_gpu(tmp_path):
-    folder = tmp_path / "dp"
-    folder.mkdir()
+    folder = tmp_path / "kubelet/device-plugins"
+    folder.mkdir(parents=True)
     kubelet = FakeKubelet(folder)
-    plugins = kubelet_plugin.NodePlugins("gpu-l4-1", folder, tmp_path / "gpu", lambda message: None)
+    plugins = kubelet_plugin.NodePlugins("gpu-l4-1", tmp_path, lambda message: None)
     hami = [(f"GPU-{gpu}-{n}", "Healthy", f"GPU-{gpu}") for gpu in "ab" for n in range(3)]
     gpushare = [(f"GPU-{gpu}-_-{n}", "Healthy", str(index)) for index, gpu in enumerate("ab") for n in range(22)]
     try:

@@ -73,3 +73,20 @@ def test_an_unknown_device_fails_and_the_state_is_not_written(host):
     assert result.returncode == 1 and "unknown device" in result.stderr
     assert smi(tmp_path, "-L", visible="all").returncode == 0
     assert (tmp_path / "state.json").stat().st_mtime_ns == before
+
+
+def test_cdi_devices_show_the_devices_they_name(host):
+    tmp_path, gpus, migs = host
+    environment = {
+        **os.environ,
+        "NVSMI_DOUBLE_STATE": str(tmp_path / "state.json"),
+        "NVSMI_DOUBLE_VISIBLE_" + migs[0].replace("-", "_"): migs[0],
+        "NVSMI_DOUBLE_VISIBLE_" + gpus[0].replace("-", "_"): gpus[0],
+    }
+    environment.pop("NVIDIA_VISIBLE_DEVICES", None)
+    listed = subprocess.run([str(DOUBLE), "-L"], capture_output=True, text=True, env=environment, check=True).stdout
+    assert listed.splitlines() == [
+        f"GPU 0: NVIDIA A100-SXM4-80GB (UUID: {gpus[0]})",
+        f"GPU 1: NVIDIA A100-SXM4-80GB (UUID: {gpus[1]})",
+        f"  MIG 3g.40gb     Device  0: (UUID: {migs[0]})",
+    ]

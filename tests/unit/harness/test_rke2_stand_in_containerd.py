@@ -7,7 +7,10 @@ import pathlib
 import sys
 import tomllib
 
-from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import has_nvidia_runtime
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import (
+    containerd_cdi_problem,
+    has_nvidia_runtime,
+)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "doubles/rke2"))
 from stand_in import containerd
@@ -45,3 +48,8 @@ def test_runtimes_found_in_the_operator_toolkit_first(tmp_path):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "nvidia-container-runtime").touch()
     assert containerd.find_nvidia_runtimes(tmp_path) == {"nvidia": "/usr/local/nvidia/toolkit/nvidia-container-runtime"}
+
+
+def test_the_config_rke2_writes_injects_cdi_devices_by_containerd_2_defaults():
+    # k3s' template sets neither enable_cdi nor cdi_spec_dirs: containerd 2's defaults apply.
+    assert containerd_cdi_problem(containerd.render("", {"nvidia": "/usr/bin/nvidia-container-runtime"})) == ""

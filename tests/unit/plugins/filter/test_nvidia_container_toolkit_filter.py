@@ -32,4 +32,4 @@ def test_nvidia_runtime_state(configured, ctk_present, check_mode, install_chang
 
 
 def test_filter_is_registered():
-    assert set(FilterModule().filters()) == {"nvidia_runtime_state"}
+    assert set(FilterModule().filters()) == {"nvidia_runtime_state", "cdi_refresh_state"}

@@ -86,6 +86,7 @@ def test_filters_are_registered():
         "rke2_sha256sums",
         "rke2_arch",
         "rke2_nvidia_runtime",
+        "rke2_containerd_cdi_problem",
         "rke2_image_archives",
         "beside_inventory",
     }

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import (
     check_cluster,
     config_document,
+    containerd_cdi_problem,
     has_nvidia_runtime,
     installed_version,
     parse_sha256sums,
@@ -363,3 +364,25 @@ def test_nvidia_runtime_in_the_containerd_config_rke2_generates():
     assert not has_nvidia_runtime(CONTAINERD_V3.replace("'nvidia'", "'runc'"))
     assert not has_nvidia_runtime(CONTAINERD_V2.replace("nvidia-container-runtime", "runc"))
     assert not has_nvidia_runtime("")
+
+
+VERSION_3 = "version = 3\n[plugins.'io.containerd.cri.v1.runtime']\n  enable_selinux = false\n"
+VERSION_2 = 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  enable_selinux = false\n'
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        (VERSION_3, ""),
+        (VERSION_3 + "  enable_cdi = true\n  cdi_spec_dirs = ['/run/cdi']\n", ""),
+        (VERSION_3 + "  enable_cdi = false\n", "has enable_cdi = false, so containerd does not inject CDI devices"),
+        (VERSION_3 + "  cdi_spec_dirs = ['/etc/cdi']\n", "cdi_spec_dirs ['/etc/cdi'] leaves out /var/run/cdi"),
+        (VERSION_2, "no enable_cdi (containerd 1.7 defaults to false)"),
+        (VERSION_2 + "  enable_cdi = true\n", ""),
+        ("version = 4\n", "config version 4 is not one containerd 1.7 or 2.x reads (2 or 3)"),
+        ("version = 3\n[plugins\n", "it is not valid TOML"),
+    ],
+)
+def test_containerd_cdi_problem_reads_the_config_with_containerds_defaults(config, problem):
+    found = containerd_cdi_problem(config)
+    assert (found == "") if problem == "" else (problem in found)

@@ -153,6 +153,38 @@ def test_mig_manager_must_be_valid_and_cluster_wide():
     assert "same on every GPU node" in errors[("b", "gpuops_mig_manager")]
 
 
+def test_cdi_is_enabled_in_the_operator_values_unless_the_inventory_turns_it_off():
+    assert plan_cluster(good_cluster()).gpu_operator_values["cdi"] == {"enabled": True}
+    nodes = good_cluster()
+    for intent in nodes.values():
+        intent["gpuops_cdi"] = False
+    assert plan_cluster(nodes).gpu_operator_values["cdi"] == {"enabled": False}
+
+
+def test_cdi_must_be_a_boolean_and_cluster_wide():
+    nodes = cluster(a=L4, b=L4, c=L4)
+    nodes["a"]["gpuops_cdi"] = False
+    nodes["c"]["gpuops_cdi"] = "yes"
+    errors, _text = errors_of(nodes)
+    assert errors[("c", "gpuops_cdi")] == "'yes' is not valid; valid: true, false"
+    nodes["c"]["gpuops_cdi"] = 1
+    errors, _text = errors_of(nodes)
+    # 1 == True in Python, but it is not a YAML boolean.
+    assert errors[("c", "gpuops_cdi")] == "1 is not valid; valid: true, false"
+    nodes["c"]["gpuops_cdi"] = True
+    errors, _text = errors_of(nodes)
+    assert "same on every GPU node" in errors[("a", "gpuops_cdi")]
+    assert "same on every GPU node" in errors[("b", "gpuops_cdi")]
+
+
+def test_mps_without_cdi_is_refused_naming_the_plugins_rule():
+    nodes = cluster("none", l4=L4 | {"gpuops_mps": {"replicas": 4}, "gpuops_cdi": False})
+    errors, _text = errors_of(nodes)
+    assert "using MPS requires CDI" in errors[("l4", "gpuops_mps")]
+    nodes["l4"]["gpuops_cdi"] = True
+    assert plan_cluster(nodes).capacity["nodes"]["l4"]["resources"] == {"nvidia.com/gpu": 16}
+
+
 def test_all_disabled_is_accepted_on_gpus_without_mig():
     no_mig = {"version": "v1", "mig-configs": {"plain": [{"devices": "all", "mig-enabled": False}]}}
     nodes = cluster(
