@@ -149,6 +149,13 @@ class FakeKubelet:
         self.server.stop(None).wait(5)
 
 
+def allocate_request(*device_ids):
+    """An AllocateRequest of one container asking for DEVICE_IDS."""
+    return messages["AllocateRequest"](
+        container_requests=[messages["ContainerAllocateRequest"](devices_ids=device_ids)]
+    )
+
+
 def test_registers_streams_changes_allocates_and_registers_again_after_a_kubelet_restart(tmp_path):
     folder = tmp_path / "kubelet/device-plugins"
     folder.mkdir(parents=True)
@@ -174,9 +181,7 @@ def test_registers_streams_changes_allocates_and_registers_again_after_a_kubelet
         assert {d.health for d in next(stream).devices} == {"Unhealthy"}
         allocate = method("Allocate", messages["AllocateRequest"], messages["AllocateResponse"])
         answer = allocate(
-            messages["AllocateRequest"](
-                container_requests=[messages["ContainerAllocateRequest"](devices_ids=["GPU-a::1"])]
-            ),
+            allocate_request("GPU-a::1"),
             timeout=5,
         )
         container = answer.container_responses[0]
@@ -186,9 +191,7 @@ def test_registers_streams_changes_allocates_and_registers_again_after_a_kubelet
         ]
         with pytest.raises(grpc.RpcError) as refused:
             allocate(
-                messages["AllocateRequest"](
-                    container_requests=[messages["ContainerAllocateRequest"](devices_ids=["GPU-x"])]
-                ),
+                allocate_request("GPU-x"),
                 timeout=5,
             )
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -230,9 +233,7 @@ def test_with_cdi_allocate_names_cdi_devices_whose_specification_the_plugin_writ
         channel, method = kubelet.dial(kubelet.requests[0].endpoint)
         allocate = method("Allocate", messages["AllocateRequest"], messages["AllocateResponse"])
         answer = allocate(
-            messages["AllocateRequest"](
-                container_requests=[messages["ContainerAllocateRequest"](devices_ids=["MIG-b"])]
-            ),
+            allocate_request("MIG-b"),
             timeout=5,
         )
         container = answer.container_responses[0]
