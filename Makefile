@@ -15,7 +15,7 @@ PLAN_DIR ?= .plan
 SCENARIOS ?= $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 SCENARIO ?=
 # Started first, so that the lanes of `make molecule` end about together.
-LONGEST_SCENARIOS := rke2 site mig cluster
+LONGEST_SCENARIOS := site rke2 cluster mig
 # Real nvidia-smi outputs published elsewhere; tests that use them skip (saying so) when absent.
 GPUOPS_NVSMI_FIXTURES ?= $(abspath ../shared/fixtures/nvidia-smi)
 export GPUOPS_NVSMI_FIXTURES
