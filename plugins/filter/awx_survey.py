@@ -6,8 +6,13 @@
 The survey format and its rules are AWX's: awx/api/views JobTemplateSurveySpec._validate_spec_data
 (question types, `default` of the question's type, `choices` for the two choice types with defaults
 among them, integer `min`/`max`, unique variables) and awx/main/models/mixins.py
-SurveyJobTemplateMixin (a question's `default` is sent as an extra var whenever it is set, and an
-optional question left blank is sent as an empty value), as AWX 24 does.
+SurveyJobTemplateMixin._update_unified_job_kwargs (a question's `default` is sent as an extra var whenever it is
+set and valid, and the launch's answers replace the defaults), as AWX 24.6.1 does.
+
+An extra var overrides every inventory variable on every host. So a role option is asked as itself only where the
+job template declares it run-wide (one choice for the whole run: batch size, timeouts, which checks); an option the
+inventory may set per host or group is asked under a survey-only name, gpuops_awx_<option>, blank by default, and
+the playbooks (playbooks/tasks/awx_survey_answers.yml) give it to the hosts only when it is answered.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
+# The survey-only variables of blank-means-inventory questions start with this.
+INVENTORY_PREFIX = "gpuops_awx_"
 # AWX's question types and the Python type their `default` must have.
 QUESTION_TYPES = {
     "text": str,
@@ -147,6 +154,34 @@ def _question(option, spec, source, override, limits):
     return question
 
 
+def _inventory_question(option, spec, source, limits):
+    """A question whose blank answer keeps the inventory's value: asked as gpuops_awx_OPTION, default blank."""
+    question_type, why_not = _question_type(spec)
+    if why_not:
+        raise ValueError(why_not)
+    if question_type != "text":
+        # AWX checks a number's type and a choice against its choices: only a text answer can be blank.
+        raise ValueError(f"its {question_type} question cannot be left blank to keep the inventory's value")
+    bounds = _limits(question_type, limits)
+    if bounds.get("min", 0) > 0:
+        raise ValueError(f"min {bounds['min']} would refuse the blank answer that keeps the inventory's value")
+    default = spec.get("default")
+    otherwise = "" if default in (None, "") or _templated(default) else f" ({default})"
+    return {
+        "question_name": option,
+        "question_description": (
+            f"{_plain(spec.get('description')) or f'{option} ({source})'} Blank: each host keeps its inventory "
+            f"value, else the role's default{otherwise}."
+        ).strip(),
+        "variable": INVENTORY_PREFIX + option,
+        "type": "text",
+        "required": False,
+        **bounds,
+        # AWX 24.6.1 sends this blank default as ''; the playbooks take '' (or null, or nothing) as unanswered.
+        "default": "",
+    }
+
+
 def awx_survey_problems(survey):
     """What AWX's API would refuse in a survey spec (JobTemplateSurveySpec._validate_spec_data), as a list of lines."""
     problems = []
@@ -190,16 +225,62 @@ def awx_survey_problems(survey):
     return problems
 
 
-def awx_survey(sources, argument_specs, name, description=""):
+def _source_questions(key, source, options, run_wide, asked):
+    """(questions, problems) of one source whose argument spec entry point has OPTIONS; ASKED is updated."""
+    questions, problems = [], []
+    defaults = source.get("defaults") or {}
+    limits = source.get("limits") or {}
+    own = source.get("options") or []
+    from_inventory = source.get("inventory_options") or []
+    for extra in sorted(set(defaults) - set(own)):
+        why = (
+            "a default would be sent and override the inventory"
+            if extra in from_inventory
+            else "which the source does not ask"
+        )
+        problems.append(f"{key}: `defaults` names {extra}, {why}")
+    for option, inventory in [(name, False) for name in own] + [(name, True) for name in from_inventory]:
+        if option not in options:
+            problems.append(
+                f"{key}: no option {option!r} in entry point {source.get('entry_point', 'main')} "
+                f"(it has {sorted(options)})"
+            )
+            continue
+        if option in asked:
+            problems.append(f"{key}: {option} is already asked through {asked[option]}")
+            continue
+        if not inventory and option not in run_wide:
+            problems.append(
+                f"{key}: {option} would override the inventory on every host (AWX sends every answer, the default "
+                f"too, as an extra var): ask it under inventory_options, as {INVENTORY_PREFIX}{option} whose blank "
+                f"answer keeps the inventory's value, or declare it run-wide (gpuops_awx_run_wide_options)"
+            )
+            continue
+        try:
+            if inventory:
+                questions.append(_inventory_question(option, options[option], key, limits.get(option)))
+            else:
+                questions.append(_question(option, options[option], key, defaults.get(option), limits.get(option)))
+        except ValueError as error:
+            problems.append(f"{key}: {option} cannot be a survey question: {error}")
+            continue
+        asked[option] = key
+    return questions, problems
+
+
+def awx_survey(sources, argument_specs, name, description="", run_wide=None):
     """AWX survey spec ({name, description, spec}) asking the options SOURCES select.
 
-    SOURCES: a list of {from: KEY of ARGUMENT_SPECS, options: [NAME, ...], entry_point: (default main),
-    defaults: {NAME: survey default}, limits: {NAME: {min, max}}}. ARGUMENT_SPECS: {KEY: a parsed
-    meta/argument_specs.yml}. Fails listing every option that cannot be asked and why.
+    SOURCES: a list of {from: KEY of ARGUMENT_SPECS, options: [NAME, ...], inventory_options: [NAME, ...],
+    entry_point: (default main), defaults: {NAME: survey default}, limits: {NAME: {min, max}}}. ARGUMENT_SPECS:
+    {KEY: a parsed meta/argument_specs.yml}. RUN_WIDE: the option names that may be asked as themselves (under
+    `options`); every other is refused. `inventory_options` are asked as gpuops_awx_NAME, blank by default.
+    Fails listing every option that cannot be asked and why.
     """
     problems = []
     questions = []
     asked = {}
+    run_wide = set(run_wide or ())
     for index, source in enumerate(sources or []):
         key = (source or {}).get("from")
         entry_point = source.get("entry_point", "main") if isinstance(source, dict) else "main"
@@ -211,24 +292,9 @@ def awx_survey(sources, argument_specs, name, description=""):
         if entry_point not in points:
             problems.append(f"{key}: no entry point {entry_point!r} (it has {sorted(points)})")
             continue
-        options = points[entry_point].get("options") or {}
-        defaults = source.get("defaults") or {}
-        limits = source.get("limits") or {}
-        for extra in sorted(set(defaults) - set(source.get("options") or [])):
-            problems.append(f"{key}: `defaults` names {extra}, which the source does not ask")
-        for option in source.get("options") or []:
-            if option not in options:
-                problems.append(f"{key}: no option {option!r} in entry point {entry_point} (it has {sorted(options)})")
-                continue
-            if option in asked:
-                problems.append(f"{key}: {option} is already asked through {asked[option]}")
-                continue
-            try:
-                questions.append(_question(option, options[option], key, defaults.get(option), limits.get(option)))
-            except ValueError as error:
-                problems.append(f"{key}: {option} cannot be a survey question: {error}")
-                continue
-            asked[option] = key
+        found, wrong = _source_questions(key, source, points[entry_point].get("options") or {}, run_wide, asked)
+        questions += found
+        problems += wrong
     survey = {"name": name, "description": description, "spec": questions}
     if not problems:
         problems = awx_survey_problems(survey)

@@ -27,6 +27,7 @@ ROLE_SPECS = {
 JOB_TEMPLATES_FILE = yaml.safe_load((REPO / "playbooks" / "vars" / "awx_job_templates.yml").read_text(encoding="utf-8"))
 JOB_TEMPLATES = {template["name"]: template for template in JOB_TEMPLATES_FILE["gpuops_awx_job_templates"]}
 ALL_SPECS = {**ROLE_SPECS, "playbook": JOB_TEMPLATES_FILE["gpuops_awx_playbook_options"]}
+RUN_WIDE = JOB_TEMPLATES_FILE["gpuops_awx_run_wide_options"]
 ROLE_OPTIONS = [
     pytest.param(role, option, spec, id=f"{role}.{option}")
     for role, document in ROLE_SPECS.items()
@@ -35,7 +36,7 @@ ROLE_OPTIONS = [
 
 
 def one_question(role, option, **source):
-    survey = awx_survey([{"from": role, "options": [option], **source}], ROLE_SPECS, "test")
+    survey = awx_survey([{"from": role, "options": [option], **source}], ROLE_SPECS, "test", run_wide=[option])
     assert awx_survey_problems(survey) == []
     (question,) = survey["spec"]
     return question
@@ -43,7 +44,7 @@ def one_question(role, option, **source):
 
 def refusal(role, option, **source):
     with pytest.raises(AnsibleFilterError) as error:
-        awx_survey([{"from": role, "options": [option], **source}], ROLE_SPECS, "test")
+        awx_survey([{"from": role, "options": [option], **source}], ROLE_SPECS, "test", run_wide=[option])
     return str(error.value)
 
 
@@ -168,13 +169,13 @@ def test_description_markup_is_removed_and_lists_joined():
     specs = spec_of(
         {"x": {"type": "str", "default": "a", "description": ["See L(the docs,https://x.y/z).", "O(y) too."]}}
     )
-    (question,) = awx_survey([{"from": "custom", "options": ["x"]}], specs, "t")["spec"]
+    (question,) = awx_survey([{"from": "custom", "options": ["x"]}], specs, "t", run_wide=["x"])["spec"]
     assert question["question_description"] == "See the docs. y too."
 
 
 def test_list_of_strings_with_choices_is_a_multiselect_with_newline_defaults():
     specs = spec_of({"pick": {"type": "list", "elements": "str", "choices": ["a", "b", "c"], "default": ["a", "c"]}})
-    survey = awx_survey([{"from": "custom", "options": ["pick"]}], specs, "t")
+    survey = awx_survey([{"from": "custom", "options": ["pick"]}], specs, "t", run_wide=["pick"])
     assert survey["spec"][0]["type"] == "multiselect"
     assert survey["spec"][0]["default"] == "a\nc"
     assert awx_survey_problems(survey) == []
@@ -182,14 +183,14 @@ def test_list_of_strings_with_choices_is_a_multiselect_with_newline_defaults():
 
 def test_float_default_is_a_float():
     specs = spec_of({"ratio": {"type": "float", "default": 1}})
-    (question,) = awx_survey([{"from": "custom", "options": ["ratio"]}], specs, "t")["spec"]
+    (question,) = awx_survey([{"from": "custom", "options": ["ratio"]}], specs, "t", run_wide=["ratio"])["spec"]
     assert question["type"] == "float"
     assert isinstance(question["default"], float)
 
 
 def test_option_without_default_becomes_required():
     specs = spec_of({"name": {"type": "str", "description": "A name."}})
-    (question,) = awx_survey([{"from": "custom", "options": ["name"]}], specs, "t")["spec"]
+    (question,) = awx_survey([{"from": "custom", "options": ["name"]}], specs, "t", run_wide=["name"])["spec"]
     assert question["required"] is True
     assert "default" not in question
 
@@ -230,7 +231,7 @@ def test_option_without_default_becomes_required():
 def test_bad_sources_fail_naming_option_and_reason(options, source, reason):
     option = next(iter(options))
     with pytest.raises(AnsibleFilterError, match="custom: " + option + " cannot be a survey question") as error:
-        awx_survey([{"from": "custom", "options": [option], **source}], spec_of(options), "t")
+        awx_survey([{"from": "custom", "options": [option], **source}], spec_of(options), "t", run_wide=[option])
     assert reason in str(error.value)
 
 
@@ -242,7 +243,7 @@ def test_every_problem_is_listed_at_once():
         {"from": "rke2", "entry_point": "upgrade", "options": ["rke2_version"]},
     ]
     with pytest.raises(AnsibleFilterError) as error:
-        awx_survey(sources, ROLE_SPECS, "gpuops upgrade")
+        awx_survey(sources, ROLE_SPECS, "gpuops upgrade", run_wide=["rke2_version", "rke2_cni"])
     message = str(error.value)
     assert message.startswith("survey 'gpuops upgrade': ")
     assert "rke2: no option 'rke2_typo' in entry point main" in message
@@ -255,6 +256,75 @@ def test_every_problem_is_listed_at_once():
 def test_a_survey_without_question_is_refused():
     with pytest.raises(AnsibleFilterError, match="'spec' has no question"):
         awx_survey([], ROLE_SPECS, "empty")
+
+
+def test_an_option_not_declared_run_wide_is_refused_as_itself():
+    """AWX would send its default as an extra var, over the driver branch each GPU model's group_vars set."""
+    for run_wide in (None, ["rke2_version"]):
+        with pytest.raises(AnsibleFilterError) as error:
+            awx_survey(
+                [{"from": "nvidia_driver", "options": ["nvidia_driver_branch"]}], ROLE_SPECS, "p", run_wide=run_wide
+            )
+        message = str(error.value)
+        assert message.startswith("survey 'p': nvidia_driver: nvidia_driver_branch would override the inventory")
+        assert "ask it under inventory_options, as gpuops_awx_nvidia_driver_branch whose blank answer" in message
+        assert "or declare it run-wide (gpuops_awx_run_wide_options)" in message
+
+
+def test_an_inventory_option_is_a_blank_text_question_under_a_survey_only_variable():
+    survey = awx_survey([{"from": "rke2", "inventory_options": ["rke2_version"]}], ROLE_SPECS, "t")
+    assert awx_survey_problems(survey) == []
+    (question,) = survey["spec"]
+    role_default = ROLE_SPECS["rke2"]["argument_specs"]["main"]["options"]["rke2_version"]["default"]
+    assert question["question_description"].endswith(
+        f"Blank: each host keeps its inventory value, else the role's default ({role_default})."
+    )
+    assert {key: value for key, value in question.items() if key != "question_description"} == {
+        "question_name": "rke2_version",
+        "variable": "gpuops_awx_rke2_version",
+        "type": "text",
+        "required": False,
+        "default": "",
+    }
+
+
+@pytest.mark.parametrize(
+    ("role", "option", "source", "reason"),
+    [
+        pytest.param(
+            "gpu_operator", "gpu_operator_wait_timeout", {}, "its integer question cannot be left blank", id="integer"
+        ),
+        pytest.param(
+            "gpu_operator", "gpu_operator_state", {}, "its multiplechoice question cannot be left blank", id="choices"
+        ),
+        pytest.param("rke2", "rke2_token", {}, "its password question cannot be left blank", id="no_log"),
+        pytest.param("gpu_operator", "gpu_operator_wait", {}, "'false' is not a boolean", id="bool"),
+        pytest.param(
+            "rke2",
+            "rke2_version",
+            {"defaults": {"rke2_version": "v1.35.4+rke2r1"}},
+            "`defaults` names rke2_version, a default would be sent and override the inventory",
+            id="default",
+        ),
+        pytest.param(
+            "rke2",
+            "rke2_version",
+            {"limits": {"rke2_version": {"min": 1}}},
+            "min 1 would refuse the blank answer",
+            id="min",
+        ),
+    ],
+)
+def test_inventory_options_that_cannot_be_left_blank_are_refused(role, option, source, reason):
+    with pytest.raises(AnsibleFilterError) as error:
+        awx_survey([{"from": role, "inventory_options": [option], **source}], ROLE_SPECS, "t")
+    assert reason in str(error.value)
+
+
+def test_an_option_is_asked_once_whichever_way():
+    sources = [{"from": "rke2", "options": ["rke2_version"], "inventory_options": ["rke2_version"]}]
+    with pytest.raises(AnsibleFilterError, match="rke2: rke2_version is already asked through rke2"):
+        awx_survey(sources, ROLE_SPECS, "t", run_wide=["rke2_version"])
 
 
 @pytest.mark.parametrize(
@@ -293,35 +363,35 @@ def test_awx_survey_problems_finds_a_variable_asked_twice():
 # The four job templates of playbooks/awx.yml, with the roles' real argument specs.
 EXPECTED_VARIABLES = {
     "gpuops plan": [
-        "nvidia_driver_branch",
-        "nvidia_driver_version",
-        "nvidia_container_toolkit_version",
-        "rke2_version",
+        "gpuops_awx_nvidia_driver_branch",
+        "gpuops_awx_nvidia_driver_version",
+        "gpuops_awx_nvidia_container_toolkit_version",
+        "gpuops_awx_rke2_version",
     ],
     "gpuops site": [
         "gpuops_serial",
         "gpuops_max_fail_percentage",
-        "gpu_operator_chart_version",
-        "gpu_operator_image_registry",
         "gpu_operator_wait_timeout",
-        "gpu_memory_sharing_hami_chart_version",
+        "gpuops_awx_gpu_operator_chart_version",
+        "gpuops_awx_gpu_operator_image_registry",
         "gpu_memory_sharing_capacity_timeout",
+        "gpuops_awx_gpu_memory_sharing_hami_chart_version",
         "gpu_sharing_capacity_timeout",
         "gpu_validation_checks",
     ],
     "gpuops validate": [
         "gpu_validation_checks",
         "gpu_validation_timeout",
-        "gpu_validation_cuda_image",
-        "gpu_validation_registry",
         "gpu_validation_image_pull_policy",
+        "gpuops_awx_gpu_validation_cuda_image",
+        "gpuops_awx_gpu_validation_registry",
     ],
     "gpuops upgrade": [
-        "nvidia_driver_branch",
-        "nvidia_driver_version",
-        "nvidia_container_toolkit_version",
-        "rke2_version",
-        "gpu_operator_chart_version",
+        "gpuops_awx_nvidia_driver_branch",
+        "gpuops_awx_nvidia_driver_version",
+        "gpuops_awx_nvidia_container_toolkit_version",
+        "gpuops_awx_rke2_version",
+        "gpuops_awx_gpu_operator_chart_version",
         "gpuops_serial",
         "gpuops_max_fail_percentage",
     ],
@@ -330,7 +400,7 @@ EXPECTED_VARIABLES = {
 
 def template_survey(name):
     template = JOB_TEMPLATES[name]
-    return awx_survey(template["survey"], ALL_SPECS, template["name"], template["description"])
+    return awx_survey(template["survey"], ALL_SPECS, template["name"], template["description"], run_wide=RUN_WIDE)
 
 
 def test_the_four_job_templates_are_defined():
@@ -368,16 +438,17 @@ def test_upgrade_survey_goes_one_node_at_a_time_by_default():
     questions = {question["variable"]: question for question in template_survey("gpuops upgrade")["spec"]}
     assert questions["gpuops_serial"]["default"] == "1"
     assert (questions["gpuops_max_fail_percentage"]["min"], questions["gpuops_max_fail_percentage"]["max"]) == (0, 100)
-    assert questions["nvidia_driver_branch"] == {
+    assert questions["gpuops_awx_nvidia_driver_branch"] == {
         "question_name": "nvidia_driver_branch",
         "question_description": (
             "Driver branch (major version) to install and hold. The default, 580, is the newest long-term support "
-            "branch and drives every GPU of the collection's catalog."
+            "branch and drives every GPU of the collection's catalog. Blank: each host keeps its inventory value, "
+            "else the role's default (580)."
         ),
-        "variable": "nvidia_driver_branch",
+        "variable": "gpuops_awx_nvidia_driver_branch",
         "type": "text",
         "required": False,
-        "default": "580",
+        "default": "",
     }
 
 
@@ -397,3 +468,19 @@ def test_survey_defaults_are_the_role_defaults():
                 spec = document["argument_specs"]["main"]["options"].get(question["variable"])
                 if spec is not None and "default" in question and question["type"] != "multiselect":
                     assert str(question["default"]) == str(spec["default"]), (name, role, question["variable"])
+
+
+@pytest.mark.parametrize("name", sorted(JOB_TEMPLATES))
+def test_job_template_defaults_send_no_inventory_variable(name):
+    """Accepting a survey's defaults sends only run-wide options and blank survey-only answers."""
+    for question in template_survey(name)["spec"]:
+        if question["variable"].startswith("gpuops_awx_"):
+            assert (question["default"], question["required"]) == ("", False), question
+        else:
+            assert question["variable"] in RUN_WIDE, question
+
+
+def test_every_run_wide_declaration_is_asked_and_says_why():
+    asked = {question["variable"] for name in JOB_TEMPLATES for question in template_survey(name)["spec"]}
+    assert set(RUN_WIDE) <= asked
+    assert all(isinstance(why, str) and why for why in RUN_WIDE.values())
