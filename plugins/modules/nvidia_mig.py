@@ -33,8 +33,14 @@ description:
     size in a GPU instance it shares with the others of that GPU-instance profile that fit; first the GPU
     instance (C(nvidia-smi mig -cgi PROFILE:START) without C(-C)), then all its compute instances in one
     call (C(nvidia-smi mig -gi GI -cci ID,ID,...)).
-  - When a change fails half-way, the GPU is put back to the layout it had; when that fails too,
-    the module reports the exact state the GPU is in. Errors carry the command, rc, stdout and stderr.
+  - Nothing stays half-applied. When a change fails on one GPU, every GPU the run changed is put back
+    to the layout it had, the failed GPU first, then the others, the last changed first. Instances the
+    run created are destroyed, removed ones re-created at their placements, and the MIG mode set back,
+    which also cancels a mode change the run left pending (a GPU the run had reset is reset again when
+    the mode waits for it). A GPU whose MIG mode was already pending before the run, and which the run
+    reset, keeps the mode the reset made effective (what a reboot would have done). The failure message
+    and RV(gpus) say every GPU's end state; when putting a GPU back fails too, they give the exact state
+    it is in. Errors carry the command, rc, stdout and stderr.
   - The module does not stop services. Free the GPUs first (the C(gpuops.cluster.mig) role drains
     the node and stops the GPU clients).
 author:
@@ -154,7 +160,9 @@ gpus:
       returned: always
       sample: {mig_enabled: false, mig_pending: null, instances: []}
     after:
-      description: The same after the run (in check mode, the wanted layout).
+      description:
+        - The same after the run (in check mode, the wanted layout).
+        - After a failed change, the state read back from the GPU (null when it can no longer be read).
       type: dict
       returned: always
       sample:
@@ -196,9 +204,17 @@ gpus:
       returned: always
       sample: In use by another client (in_use)
     rolled_back:
-      description: After a failed change, whether the GPU was put back to its previous layout.
+      description:
+        - After a failed change, for every GPU. V(true) the run had changed the GPU and put it back to its previous
+          layout; V(false) putting it back failed (RV(gpus[].rollback_problem) says why, C(after) is where it is);
+          V(null) the run had not changed it.
       type: bool
       returned: on failure
+    rollback_problem:
+      description: After a failed change, why the GPU could not be put back; empty otherwise.
+      type: str
+      returned: on failure
+      sample: "restoring failed: /usr/bin/nvidia-smi mig -i 1 -cgi 9:4,14:0 -C: ... In use by another client"
 commands:
   description: Every nvidia-smi call made, with its rc and whether it changes state.
   returned: always
@@ -216,6 +232,7 @@ reboot_required:
   description:
     - True when a MIG mode change is still pending after the run, which tried a GPU reset where it could.
     - A reboot makes it effective.
+    - After a failed change, true only when a GPU is still pending after everything was put back.
   returned: always
   type: bool
   sample: false

@@ -7,8 +7,9 @@ The nvidia_mig module and the boot-time restore (roles/mig, gpuops-mig-apply) bo
 :func:`reconcile` with a ``run(argv) -> (rc, stdout, stderr)`` callable. It reads the GPUs, their
 MIG modes and instances, computes per GPU what has to change, validates everything (config, layout
 placeable on the detected product, GPU not in use) before the first call that changes state, then
-changes one GPU at a time and verifies it. When a change fails half-way it puts that GPU back to the
-layout it had, or, when that fails too, reports the exact state the GPU is in.
+changes one GPU at a time and verifies it. When a change fails on one GPU, nothing stays half-applied:
+it puts back every GPU the run changed (the failed one first), and the error says each GPU's end state
+(put back, not changed by the run, or, when putting it back failed too, the exact state it is in).
 
 A MIG mode change that stays pending is handled as mig-parted does (NVIDIA/mig-parted
 cmd/nvidia-mig-parted/apply/mode.go, ApplyMigMode: set the modes, then reset the GPUs when a change
@@ -42,6 +43,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import 
     ENABLED,
     GpuState,
     describe_instance,
+    describe_layout,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.parsers import (
     parse_gpu_reset,
@@ -147,6 +149,8 @@ class Outcome:
     reset_gpus: list = field(default_factory=list)  # reset, and their pending MIG mode took effect
     busy_processes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    # GPU index -> GpuState to put it back to when the run fails, in the order the run changed them (not returned).
+    baselines: dict = field(default_factory=dict)
 
     def as_dict(self):
         return {
@@ -403,16 +407,33 @@ def apply_plan(smi, plan):
     return now, False
 
 
-def _restore(smi, previous):
-    """Put one GPU back to ``previous`` (GpuState recorded before any change)."""
+def _modes(gpu):
+    """(current, pending) MIG mode; pending is the current one when no change waits."""
+    return gpu.mig_mode_current, gpu.mig_mode_pending or gpu.mig_mode_current
+
+
+def _restore_mode(smi, previous, now, may_reset):
+    """Set the MIG mode back, and the GpuState after. Setting the previous mode also cancels a change the run
+    left pending (``-mig`` sets the pending mode, nvidia-smi(1)); when the mode then waits for a reset and the
+    run reset this GPU, it is reset again, as the run did (mig-parted ApplyMigMode resets after a mode change)."""
+    if previous.mig_mode_current is None or _modes(now) == _modes(previous):
+        return now
+    smi.change(commands.set_mig_mode_args(previous.index, previous.mig_mode_current == ENABLED))
+    (now,) = read_state(smi, previous.index)
+    if now.mig_mode_current != previous.mig_mode_current and may_reset:
+        smi.change(commands.gpu_reset_args(previous.index))
+        (now,) = read_state(smi, previous.index)
+    return now
+
+
+def _restore(smi, previous, may_reset=False):
+    """Put one GPU back to ``previous`` (GpuState recorded before the run changed it)."""
     (now,) = read_state(smi, previous.index)
     wanted_keys = [(i.key, _shape(i)) for i in previous.instances]
     extra = [i for i in now.instances if (i.key, _shape(i)) not in wanted_keys]
     for args in destroy_args(previous.index, extra, now.instances):
         smi.change(args)
-    if now.mig_mode_current != previous.mig_mode_current and previous.mig_mode_current is not None:
-        smi.change(commands.set_mig_mode_args(previous.index, previous.mig_mode_current == ENABLED))
-        (now,) = read_state(smi, previous.index)
+    now = _restore_mode(smi, previous, now, may_reset)
     if now.mig_mode_current != ENABLED:
         return
     present = [(i.key, _shape(i)) for i in now.instances]
@@ -426,10 +447,10 @@ def _restore(smi, previous):
         _create_gi_with_cis(smi, previous.index, instance.profile_id, instance.placement_start, instance.ci_profile_ids)
 
 
-def _rollback(smi, previous):
+def _rollback(smi, previous, may_reset=False):
     """(rolled_back, state now or None, problem text): restore and check the result."""
     try:
-        _restore(smi, previous)
+        _restore(smi, previous, may_reset)
         (now,) = read_state(smi, previous.index)
     except CommandFailed as exc:
         try:
@@ -475,26 +496,26 @@ def _reset_failure(exc):
     return f"{exc.reason} ({exc.kind})" if exc.kind else exc.reason
 
 
+class _ChangeFailed(Exception):
+    """A step failed once the run may have changed GPUs: every GPU it changed is to be put back.
+
+    ``index`` is the GPU that failed (put back first), None when the step concerned no single GPU.
+    """
+
+    def __init__(self, message, index=None, command=None):
+        super().__init__(message)
+        self.message, self.index, self.command = message, index, command
+
+
 def _apply_one(smi, plan, position, outcome):
-    """Run one GPU's plan and record it in ``outcome``; on failure roll it back and raise MigReconcileError."""
+    """Run one GPU's plan and record it in ``outcome``; _ChangeFailed when a call fails."""
+    outcome.baselines.setdefault(plan.gpu.index, plan.gpu)
     try:
         after, pending = apply_plan(smi, plan)
     except CommandFailed as exc:
-        outcome.changed = True
-        rolled_back, now, problem = _rollback(smi, plan.gpu)
-        report = _gpu_report(plan, now)
-        report["rolled_back"] = rolled_back
-        outcome.gpus[position] = report
-        state = (
-            "it was put back to its previous layout"
-            if rolled_back
-            else (f"{problem}; it is now in this state: {now.layout() if now else 'unknown'}")
-        )
         command = f"`{' '.join(exc.argv)}` (rc {exc.rc}): " if exc.argv else ""
-        raise MigReconcileError(
-            f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}; {state}",
-            outcome.as_dict(),
-            exc.as_dict(),
+        raise _ChangeFailed(
+            f"changing GPU {plan.gpu.index} failed: {command}{exc.reason}", plan.gpu.index, exc.as_dict()
         ) from exc
     outcome.changed = True
     outcome.gpus[position] = _gpu_report(plan, after, pending)
@@ -515,8 +536,8 @@ def _reset_pending(smi, plans, document, config_name, outcome):
     try:
         busy = busy_processes(smi, [plan.gpu for _position, plan in pending])
     except CommandFailed as exc:
-        raise MigReconcileError(
-            f"listing GPU processes before a GPU reset failed: {exc.reason}", outcome.as_dict(), exc.as_dict()
+        raise _ChangeFailed(
+            f"listing GPU processes before a GPU reset failed: {exc.reason}", None, exc.as_dict()
         ) from exc
     for position, plan in pending:
         index, report = plan.gpu.index, outcome.gpus[position]
@@ -524,6 +545,7 @@ def _reset_pending(smi, plans, document, config_name, outcome):
         if users:
             report["reset"], report["reset_reason"] = "skipped", "compute processes use the GPU: " + ", ".join(users)
             continue
+        outcome.baselines.setdefault(index, plan.gpu)
         try:
             smi.change(commands.gpu_reset_args(index))
         except CommandFailed as exc:
@@ -541,17 +563,80 @@ def _reset_pending(smi, plans, document, config_name, outcome):
             continue
         outcome.pending_gpus.remove(index)
         outcome.reset_gpus.append(index)
+        if _entered_pending(plan.gpu):
+            # The reset did what a reboot would do to a mode pending from before this run; no call makes a mode
+            # pending again, so a failure from here on puts the GPU back to the state the reset left.
+            outcome.baselines[index] = now
         # The wanted mode is in effect now: lay the GPU out from the state the reset left.
         try:
             follow = plan_gpu(now, document, config_name)
         except MigLayoutError as exc:
-            raise MigReconcileError(f"after resetting GPU {index}: {exc}", outcome.as_dict()) from exc
+            raise _ChangeFailed(f"after resetting GPU {index}: {exc}", index) from exc
         after = now
         if follow.changes:
             after, _pending = _apply_one(smi, follow, position, outcome)
         final = _gpu_report(plan, after, index in outcome.pending_gpus)
         final.update(changed=True, pending=index in outcome.pending_gpus, reset="done", reset_reason="")
         outcome.gpus[position] = final
+
+
+def _entered_pending(gpu):
+    """True when the GPU had a MIG mode change waiting for a reset or reboot before the run."""
+    return gpu.mig_mode_pending not in (None, gpu.mig_mode_current)
+
+
+# ---------------------------------------------------------------- a failed change: put every GPU back
+
+
+def _rollback_order(outcome, failed_index):
+    """The GPUs the run changed: the failed one first, then the others, the last changed first."""
+    order = [index for index in reversed(list(outcome.baselines)) if index != failed_index]
+    return ([failed_index] if failed_index in outcome.baselines else []) + order
+
+
+def _end_report(report, now, rolled_back, problem):
+    """A GPU's report after a failed run: ``after`` is the state read back (None: unreadable)."""
+    layout = now.layout() if now is not None else None
+    return dict(
+        report,
+        after=layout,
+        pending=bool(layout and layout["mig_pending"]),
+        rolled_back=rolled_back,  # None: the run did not change this GPU
+        rollback_problem=problem,
+    )
+
+
+def end_state_text(report):
+    """One GPU's end state after a failed run, in words (the failure message and the boot-time restore's log)."""
+    label = f"GPU {report['index']} ({report['uuid']})"
+    now = describe_layout(report["after"]) if report["after"] is not None else "unknown"
+    if report["rolled_back"] is None:
+        return f"{label}: not changed by this run: {now}"
+    if report["rolled_back"]:
+        return f"{label}: put back to its previous layout: {now}"
+    return f"{label}: not put back ({report['rollback_problem']}); it is now in this state: {now}"
+
+
+def _put_back(smi, plans, outcome, failure):
+    """Put back every GPU the run changed; the MigReconcileError that says what failed and each GPU's end state."""
+    positions = {plan.gpu.index: position for position, plan in enumerate(plans)}
+    for index in _rollback_order(outcome, failure.index):
+        position = positions[index]
+        rolled_back, now, problem = _rollback(smi, outcome.baselines[index], index in outcome.reset_gpus)
+        outcome.gpus[position] = _end_report(outcome.gpus[position], now, rolled_back, problem)
+    for position, plan in enumerate(plans):
+        if plan.gpu.index not in outcome.baselines:
+            outcome.gpus[position] = _end_report(outcome.gpus[position], plan.gpu, None, "")
+    outcome.changed = any(call["changes_state"] for call in smi.calls)
+    outcome.pending_gpus = [report["index"] for report in outcome.gpus if report["pending"]]
+    if not outcome.baselines:
+        lead = "no GPU was changed"
+    elif all(report["rolled_back"] is not False for report in outcome.gpus):
+        lead = "every GPU this run changed was put back to its previous layout"
+    else:
+        lead = "NOT every GPU this run changed could be put back"
+    states = "; ".join(end_state_text(report) for report in outcome.gpus)
+    return MigReconcileError(f"{failure.message}; {lead}. Each GPU now: {states}", outcome.as_dict(), failure.command)
 
 
 def _process_text(process):
@@ -566,7 +651,8 @@ def reconcile(run, binary, document, config_name, check_mode=False):
     """Read, validate, then change the GPUs that differ from the config. Returns Outcome.as_dict().
 
     Raises MigReconcileError before any change for a bad config, an impossible layout or a busy
-    GPU, and after a failed change with the GPU rolled back or its exact state reported. Any other
+    GPU, and after a failed change with every GPU the run changed put back, each GPU's end state in
+    the message and in ``gpus`` (``rolled_back``, ``after``). Any other
     error becomes a MigReconcileError too, with the calls made so far and the GPUs' state as read then.
     """
     smi = NvidiaSmiRunner(binary, run)
@@ -628,8 +714,11 @@ def _reconcile(smi, binary, document, config_name, check_mode, outcome):
             "run them) and run again",
             outcome.as_dict(),
         )
-    for position, plan in enumerate(plans):
-        if plan.changes:
-            _apply_one(smi, plan, position, outcome)
-    _reset_pending(smi, plans, document, config_name, outcome)
+    try:
+        for position, plan in enumerate(plans):
+            if plan.changes:
+                _apply_one(smi, plan, position, outcome)
+        _reset_pending(smi, plans, document, config_name, outcome)
+    except _ChangeFailed as failure:
+        raise _put_back(smi, plans, outcome, failure) from failure
     return outcome.as_dict()

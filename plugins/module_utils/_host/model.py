@@ -119,3 +119,22 @@ class GpuState:
             "mig_pending": self.mig_mode_pending if self.mig_mode_pending != self.mig_mode_current else None,
             "instances": [i.describe() for i in sorted(self.instances, key=lambda i: i.placement_start)],
         }
+
+
+def describe_layout(layout):
+    """A GPU's ``layout()`` in words: "MIG enabled: 3g.40gb at 4:4, 1g.10gb at 6:1 (compute instances: none)"."""
+    if not layout["mig_enabled"]:
+        text = "MIG disabled"
+    else:
+        instances = ", ".join(_instance_text(i) for i in layout["instances"])
+        text = "MIG enabled: " + (instances or "no instances")
+    if layout.get("mig_pending"):
+        text += f" (MIG mode {layout['mig_pending']} pending: takes effect at the next GPU reset or reboot)"
+    return text
+
+
+def _instance_text(instance):
+    text = f"{instance['profile']} at {instance['placement']}"
+    if "compute_instance_profiles" not in instance:
+        return text
+    return f"{text} (compute instances: {', '.join(instance['compute_instance_profiles']) or 'none'})"

@@ -39,6 +39,10 @@ Modelled on recorded real outputs (tests/fixtures/nvidia-smi and the published f
   (a100-80gb-pcie/mig-cci-1c3g40gb-x2.txt).
 - ``mig -dci`` / ``-dgi``: refuse with "In use by another client" while a process runs on the GI.
 - ``--simulate-reboot``: GPU and compute instances vanish, pending MIG modes take effect.
+- ``--double-fail GPU -cgi|-cci [REASON|off]`` (:func:`inject_failure`): every later ``-cgi`` (or ``-cci``) on
+  that GPU fails at its first instance with REASON (default "In use by another client"), in the output form
+  nvidia-smi prints (gh200-480gb/mig-cgi-error-in-use-by-another-client.txt) and exit status 255; ``off``
+  ends it. Other GPUs are not affected.
 - ``pci.sub_device_id`` / ``<pci_sub_system_id>``: the GPU's ``pci_sub_system_id`` (state), seeded from
   RECORDED_SUBSYSTEM_IDS; None prints N/A.
 Exit codes follow nvidia-smi(1): 0 success, 2 invalid argument, 6 not found, 255 other errors
@@ -141,6 +145,27 @@ def new_state(product, count, driver_version="535.183.01", cuda_version="12.2"):
     }
 
 
+# Calls --double-fail can make fail, per GPU (state "fail": {operation: reason}).
+FAILABLE = ("-cgi", "-cci")
+
+
+def inject_failure(state, gpu_index, operation, reason=IN_USE):
+    """Make every later OPERATION on GPU ``gpu_index`` fail with REASON; REASON "off" ends it."""
+    if operation not in FAILABLE:
+        raise ValueError(f"--double-fail: {operation!r} cannot be made to fail; valid: {', '.join(FAILABLE)}")
+    failures = state["gpus"][gpu_index].setdefault("fail", {})
+    if reason == "off":
+        failures.pop(operation, None)
+    else:
+        failures[operation] = reason
+
+
+def injected_failure(gpu, operation):
+    """Failure of an OPERATION made to fail on the GPU by inject_failure, else None."""
+    reason = gpu.get("fail", {}).get(operation)
+    return Failure(reason) if reason else None
+
+
 def load_state():
     return json.loads(state_path().read_text(encoding="utf-8"))
 
@@ -211,6 +236,9 @@ def ci_profile_id(profile):
 
 def create_gpu_instance(gpu, token, with_ci):
     """Create one GI (and its default CI); returns the lines nvidia-smi prints."""
+    failure = injected_failure(gpu, "-cgi")
+    if failure:
+        raise failure
     product = product_of(gpu)
     mig = product.mig
     text, _colon, start_text = token.partition(":")
@@ -281,6 +309,9 @@ def resolve_ci_profile(gi_profile, token):
 
 def create_compute_instance(gpu, gi, token):
     """Create one CI in a GI at the lowest free start (a multiple of its size); the line nvidia-smi prints."""
+    failure = injected_failure(gpu, "-cci")
+    if failure:
+        raise failure
     gi_profile = product_of(gpu).mig.profile_by_id(gi["profile_id"])
     slices, profile_id, name = resolve_ci_profile(gi_profile, token)
     used = {s for ci in gi["compute_instances"] for s in range(ci["start"], ci["start"] + ci["size"])}

@@ -197,6 +197,33 @@ def test_driver_unloaded_exits_9(smi):
     assert classify_error(9, out).kind is ErrorKind.DRIVER_NOT_LOADED
 
 
+def test_injected_cgi_failure_hits_one_gpu_in_the_recorded_form_until_turned_off(smi, read_published_text):
+    """--double-fail 1 -cgi: GPU 1's -cgi fails as the recorded in-use failure (exit status 255, nvidia-smi(1)'s
+    "other error"; the recording has none) and creates nothing there; GPU 0 and -cci are not affected."""
+    host(smi, "NVIDIA A100-SXM4-80GB", count=2)
+    smi("--double-fail", "1", "-cgi")
+
+    out = smi("mig", "-i", "1", "-cgi", "20,19", "-C", rc=255)
+    smi("mig", "-i", "0", "-cgi", "19", "-C")
+    gpus = smi.state()["gpus"]
+
+    recorded = read_published_text("gh200-480gb/mig-cgi-error-in-use-by-another-client.txt")
+    assert out == recorded.replace("GPU  0", "GPU  1")
+    assert classify_error(255, out).kind is ErrorKind.IN_USE
+    assert [len(gpu["gpu_instances"]) for gpu in gpus] == [1, 0]
+    smi("--double-fail", "1", "-cgi", "off")
+    smi("mig", "-i", "1", "-cgi", "19", "-C")
+    assert len(smi.state()["gpus"][1]["gpu_instances"]) == 1
+
+
+def test_injected_failure_refuses_calls_it_does_not_model(smi, tmp_path):
+    host(smi, "NVIDIA A100-SXM4-80GB")
+    env = dict(os.environ, NVSMI_DOUBLE_STATE=str(tmp_path / "state.json"))
+    argv = [str(DOUBLE), "--double-fail", "0", "-dgi"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "valid: -cgi, -cci" in done.stderr
+
+
 def test_every_invocation_is_logged(smi):
     host(smi, "NVIDIA A100-SXM4-80GB")
     smi("mig", "-lgip")

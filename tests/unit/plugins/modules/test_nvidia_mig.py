@@ -273,3 +273,90 @@ def test_compute_instance_profiles_in_check_mode_then_applied(state):
     assert [[arg.replace("<GI@0:4>", "1") for arg in c] for c in check["planned_commands"]] == made
     assert again["changed"] is False and again["gpus"][0]["before"] == real["gpus"][0]["after"]
     assert real["gpus"][1]["managed"] is False
+
+
+# ---------------------------------------------------------------- nothing half-applied
+# GPU 1's `nvidia-smi mig -cgi` fails (the double's --double-fail, as the recorded GH200 "In use by another client"
+# failure) after GPU 0 was laid out: every GPU the run changed goes back, and the result says each GPU's end state.
+
+DISABLED = {"mig_enabled": False, "mig_pending": None, "instances": []}
+
+
+def end_state(state):
+    """Each GPU of the double as (MIG mode, pending mode, sorted (profile id, start, compute instances))."""
+    return [
+        (
+            gpu["mig_current"],
+            gpu["mig_pending"],
+            sorted((gi["profile_id"], gi["start"], len(gi["compute_instances"])) for gi in gpu["gpu_instances"]),
+        )
+        for gpu in state["gpus"]
+    ]
+
+
+def test_failed_cgi_on_gpu_1_puts_gpu_0_back_too_and_says_every_end_state(state):
+    nvsmi_double.inject_failure(state, 1, "-cgi")
+    calls = []
+
+    result = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"}, calls=calls)
+
+    assert [BIN, "mig", "-i", "0", "-cgi", "9:4,14:0,19:2,19:3", "-C"] in calls  # GPU 0 was laid out first
+    assert end_state(state) == [(False, False, [])] * 2
+    assert result["failed"] is True and result["changed"] is True
+    assert result["cmd"] == [BIN, "mig", "-i", "1", "-cgi", "9:4,14:0,19:2,19:3", "-C"] and result["rc"] == 255
+    assert [gpu["rolled_back"] for gpu in result["gpus"]] == [True, True]
+    assert [gpu["after"] for gpu in result["gpus"]] == [DISABLED, DISABLED]
+    assert result["reboot_required"] is False and result["pending_gpus"] == []
+    message = result["msg"]
+    assert "changing GPU 1 failed" in message and "In use by another client" in message
+    assert "every GPU this run changed was put back to its previous layout" in message
+    for gpu in state["gpus"]:
+        assert f"GPU {gpu['index']} ({gpu['uuid']}): put back to its previous layout: MIG disabled" in message
+
+
+def test_failed_relayout_on_gpu_1_recreates_gpu_0s_instances_and_reports_gpu_1_exactly(state):
+    """mixed -> all-1g.10gb; GPU 1's -cgi keeps failing, so GPU 1 cannot get its 3g.40gb and 2g.20gb back either:
+    GPU 0 is put back whole, GPU 1 is reported as it is (the two 1g.10gb the re-layout kept)."""
+    run_module(state, {"config": MIXED_DOC, "config_name": "mixed"})
+    before = end_state(state)
+    nvsmi_double.inject_failure(state, 1, "-cgi")
+
+    result = run_module(state, {"config_name": "all-1g.10gb"}, diff=True)
+
+    gpu0, gpu1 = result["gpus"]
+    assert end_state(state) == [before[0], (True, True, [(19, 2, 1), (19, 3, 1)])]
+    assert (gpu0["rolled_back"], gpu0["after"]) == (True, gpu0["before"])
+    assert gpu1["rolled_back"] is False and "In use by another client" in gpu1["rollback_problem"]
+    assert [i["placement"] for i in gpu1["after"]["instances"]] == ["2:1", "3:1"]
+    uuid0, uuid1 = (gpu["uuid"] for gpu in state["gpus"])
+    message = result["msg"]
+    assert f"GPU 0 ({uuid0}): put back to its previous layout: MIG enabled: 2g.20gb at 0:2, 1g.10gb at 2:1" in message
+    assert f"GPU 1 ({uuid1}): not put back (restoring failed: " in message
+    assert "it is now in this state: MIG enabled: 1g.10gb at 2:1, 1g.10gb at 3:1" in message
+    assert "NOT every GPU this run changed could be put back" in message
+
+
+def test_mode_change_left_pending_on_gpu_0_is_cancelled_when_gpu_1_fails(state):
+    """GPU 0's enable stays pending (a client holds it), GPU 1's -cgi fails: the pending enable is set back too,
+    so no later reset or reboot turns MIG on behind the failed run, and no reboot is asked for."""
+    state["gpus"][0]["clients"].append({"pid": 1, "name": "nvidia-persistenced"})
+    nvsmi_double.inject_failure(state, 1, "-cgi")
+
+    result = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"})
+
+    assert end_state(state) == [(False, False, [])] * 2
+    assert result["failed"] is True
+    assert result["reboot_required"] is False and result["pending_gpus"] == []
+    assert [gpu["after"] for gpu in result["gpus"]] == [DISABLED, DISABLED]
+    assert [gpu["rolled_back"] for gpu in result["gpus"]] == [True, True]
+
+
+def test_gpu_not_reached_by_the_failed_run_is_reported_as_it_is(state):
+    nvsmi_double.inject_failure(state, 0, "-cgi")
+
+    result = run_module(state, {"config": MIXED_DOC, "config_name": "mixed"})
+
+    assert end_state(state) == [(False, False, [])] * 2
+    assert [gpu["rolled_back"] for gpu in result["gpus"]] == [True, None]
+    assert result["gpus"][1]["after"] == DISABLED  # not the wanted layout: the run never got to GPU 1
+    assert f"GPU 1 ({state['gpus'][1]['uuid']}): not changed by this run: MIG disabled" in result["msg"]

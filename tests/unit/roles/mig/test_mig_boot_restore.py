@@ -15,6 +15,8 @@ from ansible_collections.gpuops.cluster.plugins.lookup.python_sources import pyt
 REPO = pathlib.Path(__file__).resolve().parents[4]
 DOUBLE_DIR = REPO / "tests" / "doubles" / "nvidia_smi"
 A100 = "NVIDIA A100-SXM4-80GB"
+SCRIPT = REPO / "roles/mig/files/gpuops_mig_apply.py"
+ROLE_VARS = yaml.safe_load((REPO / "roles/mig/vars/main.yml").read_text())
 
 
 def document(name, mig_devices=None):
@@ -115,15 +117,20 @@ def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp
     assert "MIG enabled: " + ", ".join(f"1g.10gb at {start}:1" for start in range(7)) in done.stdout
 
 
-def render_unit(**variables):
-    """roles/mig/templates/gpuops-mig-apply.service.j2 as the template module renders it (trim_blocks)."""
+def render(template, **variables):
+    """A template of roles/mig/templates as the template module renders it (trim_blocks), with the role's vars."""
     import jinja2
 
     folder = REPO / "roles/mig/templates"
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), trim_blocks=True)
     environment.filters["comment"] = lambda text: "# " + text
     values = {"ansible_managed": "managed", "mig_config_dir": "/etc/gpuops", "mig_lib_dir": "/usr/local/lib/gm"}
-    return environment.get_template("gpuops-mig-apply.service.j2").render(values, **variables)
+    return environment.get_template(template).render(values, **ROLE_VARS, **variables)
+
+
+def render_unit(**variables):
+    """roles/mig/templates/gpuops-mig-apply.service.j2 as the role writes it."""
+    return render("gpuops-mig-apply.service.j2", **variables)
 
 
 def exec_start_argv(unit):
@@ -144,3 +151,100 @@ def test_unit_quotes_the_config_name_and_reads_a_document_only_when_there_is_one
     assert "--config-file" not in builtin
     assert builtin[builtin.index("--config-name") + 1] == "all-balanced"
     assert builtin[builtin.index("--modules") + 1] == "/usr/local/lib/gm/module_utils.json"
+
+
+# ---------------------------------------------------------------- a failed restore holds Kubernetes back
+KUBERNETES_UNITS = ["kubelet.service", "rke2-agent.service", "rke2-server.service", "k3s-agent.service"]
+
+
+def restore_command(tmp_path, name, config=None, held_back=()):
+    command = [sys.executable, str(SCRIPT), "--config-name", name, "--modules", restore_modules(tmp_path)]
+    command += ["--config-file", str(config)] if config else []
+    return command + [word for unit in held_back for word in ("--held-back", unit)]
+
+
+def test_restore_that_fails_on_gpu_1_puts_gpu_0_back_and_says_kubernetes_is_held_back(tmp_path, monkeypatch):
+    """At boot (MIG on, no instances) GPU 1's -cgi fails: the restore leaves both GPUs as the reboot left them,
+    exits 1 and tells the journal (stderr) what failed, where each GPU is, and that Kubernetes does not start."""
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    subprocess.run(["nvidia-smi", "--double-init", A100, "2"], check=True)
+    subprocess.run(["nvidia-smi", "-mig", "1"], check=True, capture_output=True)
+    subprocess.run(["nvidia-smi", "--double-fail", "1", "-cgi"], check=True)
+    config = tmp_path / "mig-config.json"
+    config.write_text(json.dumps(document("mixed", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})))
+
+    done = subprocess.run(
+        restore_command(tmp_path, "mixed", config, KUBERNETES_UNITS), capture_output=True, text=True, check=False
+    )
+
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert done.returncode == 1, done.stderr
+    assert [gpu["gpu_instances"] for gpu in state["gpus"]] == [[], []]
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("MIG layout mixed not applied: changing GPU 1 failed: ")
+    assert "In use by another client" in lines[0]
+    for gpu in state["gpus"]:
+        line = f"GPU {gpu['index']} ({gpu['uuid']}): put back to its previous layout: MIG enabled: no instances"
+        assert line in lines
+    assert [line for line in lines if line.startswith('the nvidia-smi call that failed: {"cmd": [')] != []
+    assert (
+        "Kubernetes is held back: kubelet.service, rke2-agent.service, rke2-server.service, k3s-agent.service "
+        "require gpuops-mig-apply.service and do not start until it succeeds"
+    ) in done.stderr
+
+
+def test_restore_with_a_broken_config_file_says_so_and_holds_kubernetes_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVSMI_DOUBLE_STATE", str(tmp_path / "state.json"))
+    monkeypatch.setenv("PATH", f"{DOUBLE_DIR}:/usr/bin:/bin")
+    subprocess.run(["nvidia-smi", "--double-init", A100, "1"], check=True)
+    config = tmp_path / "mig-config.json"
+    config.write_text("{broken")
+
+    done = subprocess.run(
+        restore_command(tmp_path, "mixed", config, ["rke2-agent.service"]), capture_output=True, text=True, check=False
+    )
+
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"MIG layout mixed not applied: the MIG config file {config} cannot be read as JSON")
+    assert "Traceback" not in done.stderr
+    assert "Kubernetes is held back: rke2-agent.service require" in done.stderr
+
+
+def test_restore_run_by_hand_names_no_held_back_unit(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvidia-smi
+
+    done = subprocess.run(restore_command(tmp_path, "all-balanced"), capture_output=True, text=True, check=False)
+
+    assert done.returncode == 1
+    assert done.stderr == "MIG layout all-balanced not applied: nvidia-smi not found in PATH\n"
+
+
+def unit_sections(text):
+    """A systemd unit file as {section: {key: [values]}} (a key may repeat)."""
+    sections, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+        elif line and not line.startswith("#") and current is not None:
+            key, _sep, value = line.partition("=")
+            current.setdefault(key, []).append(value)
+    return sections
+
+
+def test_kubernetes_drop_in_requires_the_restore_and_orders_after_it():
+    """systemd.unit(5): with Requires= and After= on a unit whose start fails, this unit is not started
+    ("Dependency failed"); the drop-in adds exactly that to each Kubernetes unit."""
+    drop_in = unit_sections(render("kubernetes-drop-in.conf.j2"))
+
+    assert drop_in == {"Unit": {"Requires": ["gpuops-mig-apply.service"], "After": ["gpuops-mig-apply.service"]}}
+
+
+def test_unit_runs_before_each_held_back_unit_and_names_them_for_the_journal():
+    unit = render_unit(mig_config_name="all-balanced", mig_configs={})
+    argv = exec_start_argv(unit)
+    before = unit_sections(unit)["Unit"]["Before"][0].split()
+
+    assert ROLE_VARS["__mig_kubernetes_units"] == KUBERNETES_UNITS
+    assert [argv[i + 1] for i, word in enumerate(argv) if word == "--held-back"] == KUBERNETES_UNITS
+    assert before == [*KUBERNETES_UNITS, "dcgm-exporter.service", "nvidia-cdi-refresh.service"]

@@ -359,7 +359,7 @@ def test_failed_rollback_reports_the_exact_state(host):
 
     message = error.value.message
     assert "restoring failed" in message and "In use by another client" in message
-    assert "it is now in this state" in message and "'placement': '3:1'" in message
+    assert "it is now in this state" in message and "1g.10gb at 3:1" in message
     assert error.value.result["gpus"][0]["rolled_back"] is False
     reported = error.value.result["gpus"][0]["after"]["instances"]
     assert [(i["profile"], i["placement"], i.get("compute_instances", 1)) for i in reported] == [
@@ -488,7 +488,7 @@ def test_output_of_an_unexpected_shape_after_a_change_is_rolled_back_and_reporte
         engine.reconcile(run, SMI, None, "all-1g.10gb")
 
     assert "unexpected output" in error.value.message
-    assert "it was put back to its previous layout" in error.value.message
+    assert "put back to its previous layout: MIG enabled: no instances" in error.value.message
     assert error.value.command["cmd"] == [SMI, "mig", "-i", "0", "-lgi"] and "???" in error.value.command["stdout"]
     assert error.value.result["gpus"][0]["rolled_back"] is True
     assert host.layout(0) == []
@@ -563,7 +563,7 @@ def test_rollback_recreates_partial_compute_instances():
             )
 
     host.before_call = refuse_the_new_layout
-    with pytest.raises(MigReconcileError, match="it was put back to its previous layout"):
+    with pytest.raises(MigReconcileError, match="put back to its previous layout"):
         host.reconcile(None, "all-7g.80gb")
 
     assert host.layout(0) == [(9, 0, 3)]
@@ -1002,3 +1002,103 @@ def test_subsystem_filter_is_refused_when_the_gpu_reports_no_subsystem_id():
     assert "device-filter 0x20B210DE:0x147F10DE names a subsystem id, and nvidia-smi reported none for GPU 0" in message
     assert "valid: the device id alone (0x20B210DE)" in message
     assert host.changing_calls() == []
+
+
+# ---------------------------------------------------------------- nothing half-applied across GPUs
+# A change that fails on one GPU puts back every GPU the run changed, and says each GPU's end state.
+
+
+def double_layout(host, index):
+    """The double's GPU as the module reports it: (profile, placement, compute instances) by start."""
+    gpu = host.state["gpus"][index]
+    names = {19: "1g.10gb", 14: "2g.20gb", 9: "3g.40gb", 0: "7g.80gb"}
+    return [
+        (names[gi["profile_id"]], f"{gi['start']}:{gi['size']}", len(gi["compute_instances"]))
+        for gi in sorted(gpu["gpu_instances"], key=lambda gi: gi["start"])
+    ]
+
+
+def reported_layout(report):
+    return [(i["profile"], i["placement"], i.get("compute_instances", 1)) for i in report["after"]["instances"]]
+
+
+def test_failed_rollback_of_an_earlier_gpu_reports_every_gpus_exact_state(host):
+    """GPU 0 is laid out, a job starts on it, GPU 1's -cgi fails: GPU 0 cannot be put back (its busy GPU instance
+    cannot be destroyed), GPU 1 is; the message and gpus[] say exactly where each GPU is."""
+    nvsmi_double.inject_failure(host.state, 1, "-cgi")
+
+    def job_on_gpu_0(argv):
+        if argv[1:5] == ["mig", "-i", "1", "-cgi"] and host.before_call:
+            host.before_call = None
+            busy = next(gi for gi in host.state["gpus"][0]["gpu_instances"] if gi["start"] == 4)
+            host.state["processes"].append(
+                {"gpu": 0, "gpu_instance": busy["id"], "pid": 31, "name": "job", "used_memory_mib": 1}
+            )
+
+    host.before_call = job_on_gpu_0
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    gpus, message = error.value.result["gpus"], error.value.message
+    uuids = [gpu["uuid"] for gpu in host.state["gpus"]]
+    assert [gpu["rolled_back"] for gpu in gpus] == [False, True]
+    assert reported_layout(gpus[0]) == double_layout(host, 0) and ("3g.40gb", "4:4", 1) in double_layout(host, 0)
+    assert gpus[0]["after"]["mig_enabled"] is True and "In use by another client" in gpus[0]["rollback_problem"]
+    assert host.state["gpus"][1]["mig_current"] is False and gpus[1]["after"]["mig_enabled"] is False
+    assert "changing GPU 1 failed" in message and "NOT every GPU this run changed could be put back" in message
+    assert f"GPU 0 ({uuids[0]}): not put back (restoring failed: " in message
+    assert "it is now in this state: MIG enabled: " in message and "3g.40gb at 4:4" in message
+    assert f"GPU 1 ({uuids[1]}): put back to its previous layout: MIG disabled" in message
+
+
+def test_boot_restore_that_fails_on_gpu_1_leaves_no_gpu_half_restored(host):
+    """After a reboot (MIG mode kept, instances gone) the restore creates GPU 0's instances, then GPU 1's -cgi
+    fails: GPU 0's are removed again, so the node is as the reboot left it, not half in the plan."""
+    host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+    host.smi("--simulate-reboot")
+    nvsmi_double.inject_failure(host.state, 1, "-cgi")
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(document(mixed=all_gpus(MIXED)), "mixed")
+
+    assert host.layout(0) == host.layout(1) == []
+    assert [gpu["mig_current"] for gpu in host.state["gpus"]] == [True, True]
+    assert [gpu["rolled_back"] for gpu in error.value.result["gpus"]] == [True, True]
+    assert not any("-mig" in call for call in host.changing_calls())
+    assert "put back to its previous layout: MIG enabled: no instances" in error.value.message
+
+
+def test_failure_after_gpu_resets_puts_the_reset_gpus_back_with_a_reset():
+    """Both GPUs' enables wait for a reset (VM passthrough); after the resets GPU 0 is laid out and GPU 1's -cgi
+    fails. Setting the mode back leaves it pending again, so the rollback resets each GPU as the run did
+    (mig-parted ApplyMigMode's reset), and no mode change is left pending for a later reboot."""
+    host = DoubleHost(A100, 2)
+    for gpu in host.state["gpus"]:
+        gpu["pending_needs_reset"] = True
+    nvsmi_double.inject_failure(host.state, 1, "-cgi")
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(None, "all-1g.10gb")
+
+    result = error.value.result
+    assert [(gpu["mig_current"], gpu["mig_pending"]) for gpu in host.state["gpus"]] == [(False, False)] * 2
+    assert host.layout(0) == host.layout(1) == []
+    assert [gpu["rolled_back"] for gpu in result["gpus"]] == [True, True]
+    assert result["reboot_required"] is False and result["pending_gpus"] == []
+    resets = [call for call in host.changing_calls() if call[-1] == "-r"]
+    assert resets == [RESET_0, [SMI, "-i", "1", "-r"], [SMI, "-i", "1", "-r"], RESET_0]
+
+
+def test_gpu_that_entered_the_run_pending_keeps_the_mode_its_reset_made_effective():
+    """An enable left pending by an earlier run is what a reboot would make effective: the run's reset did that,
+    and a failure after it does not disable MIG again (no mode call can make a mode pending again)."""
+    host = DoubleHost(A100, 1)
+    host.state["gpus"][0]["mig_pending"] = True
+    nvsmi_double.inject_failure(host.state, 0, "-cgi")
+
+    with pytest.raises(MigReconcileError) as error:
+        host.reconcile(None, "all-1g.10gb")
+
+    assert (host.state["gpus"][0]["mig_current"], host.layout(0)) == (True, [])
+    assert error.value.result["gpus"][0]["rolled_back"] is True
+    assert not any("-mig" in call for call in host.changing_calls())
