@@ -12,9 +12,11 @@ from collections.abc import Mapping
 
 import yaml
 from ansible.errors import AnsibleError
+from ansible.inventory.helpers import sort_groups
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible.vars.plugins import get_vars_from_inventory_sources
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import (
     DEFAULT_SETTINGS,
     DRIVER_VARIABLES,
@@ -25,8 +27,17 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster impor
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents import settings_problems
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import IntentError, IntentErrors
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory import (
+    NULL_MEANINGS,
+    PRODUCT_VARIABLE,
+    RKE2_GROUPS,
     RUN_VARIABLES,
+    SHARING_VARIABLES,
+    group_overlap_warnings,
     group_warnings,
+    missing_group_message,
+    null_sharing_warnings,
+    outside_rke2_warnings,
+    shadowed_vars_file_warnings,
     unknown_variable_warnings,
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.inventory_paths import beside_inventory
@@ -48,6 +59,9 @@ ARGUMENT_SPEC = {
     "device_plugin_configmap": {"type": "str"},
     "mig_configmap": {"type": "str"},
 }
+# AWX survey answers (gpuops_awx_<option>, playbooks/tasks/awx_survey_answers.yml gives them to the hosts as
+# <option> before the plan) are extra vars, not inventory variables.
+AWX_SURVEY_PREFIX = "gpuops_awx_"
 # Cluster-wide inventory variables that name the settings a task leaves out, so the plan playbook and
 # every Kubernetes role agree on one namespace and one pair of ConfigMap names.
 SETTING_VARIABLES = {
@@ -112,6 +126,23 @@ def _template(host_vars, host, name, errors):
         return None
 
 
+def _role_values(host_vars, host, names, role_checker, errors, untemplated=None):
+    """{variable: templated value} of the role variables among NAMES the host sets, each checked (errors added).
+
+    UNTEMPLATED, a list, takes the errors of values that could not be templated instead of ERRORS.
+    """
+    values = {}
+    for name in sorted(names.intersection(host_vars)):
+        failed = []
+        values[name] = _template(host_vars, host, name, failed)
+        # A value that could not be templated is reported once, not checked as None.
+        problem = None if failed else role_checker.problem(name, values[name])
+        (errors if untemplated is None else untemplated).extend(failed)
+        if problem:
+            errors.append(IntentError(host, name, problem))
+    return values
+
+
 def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
     """({host: {variable: value}}, [IntentError]) templating only the gpuops_* intent variables.
 
@@ -127,12 +158,7 @@ def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
         for name in INTENT_VARIABLES:
             if name in host_vars:
                 intent[name] = _template(host_vars, host, name, errors)
-        role_values = {}
-        for name in sorted(role_names.intersection(host_vars)):
-            role_values[name] = _template(host_vars, host, name, errors)
-            problem = role_checker.problem(name, role_values[name])
-            if problem:
-                errors.append(IntentError(host, name, problem))
+        role_values = _role_values(host_vars, host, role_names, role_checker, errors) if role_checker else {}
         if role_defaults is not None:
             for name in DRIVER_VARIABLES:
                 # Templated once: the role check above already read the ones the host sets.
@@ -146,13 +172,84 @@ def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
     return nodes, errors
 
 
+def rke2_host_errors(hostvars, groups, role_checker, checked):
+    """[IntentError] of the rke2 role's variables on the hosts of rke2_servers and rke2_agents, where the role runs,
+    but CHECKED (the GPU nodes, whose role variables read_intent checks)."""
+    checked = set(checked)
+    hosts = dict.fromkeys(host for group in RKE2_GROUPS for host in groups.get(group) or () if host not in checked)
+    errors = []
+    for host in hosts:
+        # A value that needs the host's facts (rke2_node_ip from ansible_default_ipv4) cannot be templated here:
+        # on these hosts it is left to the role, which templates it after gathering them.
+        _role_values(hostvars[host], host, role_checker.names_of("rke2"), role_checker, errors, untemplated=[])
+    return errors
+
+
+def null_intents(nodes, errors):
+    """{host: [sharing variables set to null]}; a value that could not be templated (also None) is left out."""
+    failed = {(error.host, error.variable) for error in errors}
+    return {
+        host: names
+        for host, intent in nodes.items()
+        if (names := [n for n in NULL_MEANINGS if n in intent and intent[n] is None and (host, n) not in failed])
+    }
+
+
+class InventoryGroups:
+    """What each group of the inventory sets itself, which hostvars (merged per host) cannot tell.
+
+    Read as Ansible's variable manager reads them (ansible-core 2.19 lib/ansible/vars/manager.py get_vars): the
+    variables the inventory source gives a group or host, then the vars plugins' (group_vars/, host_vars/ beside
+    the inventory), only for the product and sharing variables.
+    """
+
+    WATCHED = (PRODUCT_VARIABLE, *SHARING_VARIABLES)
+
+    def __init__(self, inventory, loader, sources):
+        self._inventory = inventory
+        self._loader = loader
+        self._sources = [source for source in sources or () if source]
+        self._group_vars = {}
+
+    def _own(self, entity):
+        variables = {
+            **entity.get_vars(),
+            **get_vars_from_inventory_sources(self._loader, self._sources, [entity], "task"),
+        }
+        return {name: variables[name] for name in self.WATCHED if name in variables}
+
+    def group_vars(self, name):
+        if name not in self._group_vars:
+            self._group_vars[name] = self._own(self._inventory.groups[name])
+        return self._group_vars[name]
+
+    def host_groups(self, host):
+        """The host's groups but all, in the order Ansible merges them (the later wins)."""
+        groups = self._inventory.get_host(host).get_groups()
+        return [group.name for group in sort_groups(groups) if group.name != "all"]
+
+    def views(self, hosts):
+        """(host_groups, group_vars, ancestors, host_own) of HOSTS, as inventory.group_overlap_warnings takes them."""
+        host_groups = {host: self.host_groups(host) for host in hosts}
+        names = {name for groups in host_groups.values() for name in groups}
+        group_vars = {name: self.group_vars(name) for name in names}
+        ancestors = {name: {g.name for g in self._inventory.groups[name].get_ancestors()} for name in names}
+        # Only hosts in two groups that set these variables can collide: the others' own variables are not read.
+        busy = [host for host, groups in host_groups.items() if sum(bool(group_vars[g]) for g in groups) > 1]
+        host_own = {host: set(self._own(self._inventory.get_host(host))) for host in busy}
+        return host_groups, group_vars, ancestors, host_own
+
+
 def inventory_warnings(hostvars, groups, role_names):
     """Warnings for unknown gpuops_* and role variables in HOSTVARS ({host: variables}), and for misnamed groups."""
     known = {"gpuops_": (*INTENT_VARIABLES, *RUN_VARIABLES)}
     for role in HOST_ROLES:
         known[role + "_"] = tuple(name for name in role_names if name.startswith(role + "_"))
     prefixes = tuple(known)
-    names = {host: [n for n in host_vars if n.startswith(prefixes)] for host, host_vars in hostvars.items()}
+    names = {
+        host: [n for n in host_vars if n.startswith(prefixes) and not n.startswith(AWX_SURVEY_PREFIX)]
+        for host, host_vars in hostvars.items()
+    }
     return group_warnings(groups) + unknown_variable_warnings(names, known)
 
 
@@ -229,9 +326,15 @@ class ActionModule(ActionBase):
         hostvars = {host: self._host_view(task_vars, host) for host in groups.get("all", ())}
         # Shown on failure too: a misspelt variable often explains an error ("gpuops_gpu_product: is not set").
         warnings = inventory_warnings(hostvars, groups, checker.names)
+        warnings += shadowed_vars_file_warnings(task_vars.get("ansible_inventory_sources"))
         if args["group"] not in groups:
-            return {**result, "failed": True, "msg": f"group {args['group']!r} is not in the inventory"}
-        nodes, errors = read_intent(hostvars, groups[args["group"]], checker, self._role_defaults)
+            message = missing_group_message(args["group"], groups)
+            return {**result, "failed": True, "msg": message, **({"warnings": warnings} if warnings else {})}
+        gpu_hosts = groups[args["group"]]
+        nodes, errors = read_intent(hostvars, gpu_hosts, checker, self._role_defaults)
+        errors += rke2_host_errors(hostvars, groups, checker, gpu_hosts)
+        warnings += self._group_warnings(task_vars, gpu_hosts, nodes, errors)
+        warnings += outside_rke2_warnings(groups, args["group"])
         settings, sources = {}, {}
         for name, variable in SETTING_VARIABLES.items():
             if args[name] is not None:
@@ -265,6 +368,20 @@ class ActionModule(ActionBase):
         if not outcome.get("failed"):
             self._show(plan.table + self._files_line(outcome))
         return {**result, **outcome}
+
+    def _group_warnings(self, task_vars, hosts, nodes, errors):
+        """Warnings that need each group's own variables: GPU nodes in two GPU-model groups, null sharing."""
+        nulls = null_intents(nodes, errors)
+        # HostVars is built on the run's InventoryManager (ansible-core 2.19 lib/ansible/vars/hostvars.py), which no
+        # public attribute of an action gives; without it only the null check runs, group-blind.
+        inventory = getattr(task_vars.get("hostvars"), "_inventory", None)
+        if inventory is None:
+            return null_sharing_warnings(nulls)
+        reader = InventoryGroups(inventory, self._loader, task_vars.get("ansible_inventory_sources"))
+        host_groups, group_vars, ancestors, host_own = reader.views(hosts)
+        return group_overlap_warnings(host_groups, group_vars, ancestors, host_own) + null_sharing_warnings(
+            nulls, host_groups, group_vars
+        )
 
     def _host_view(self, task_vars, host):
         # hostvars[host] templates with that host's variables only; an inventory value such as

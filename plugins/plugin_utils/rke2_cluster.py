@@ -200,19 +200,23 @@ def _flag_problem(item):
     return "" if isinstance(item, str) and _FLAG_ARG.match(item) else "not a name=value string"
 
 
+def version_problem(version):
+    """Why VERSION is not an RKE2 release tag, or "" (the plan checks rke2_version with it too)."""
+    version = str(version)
+    if VERSION_PATTERN.match(version):
+        return ""
+    return (
+        f"{version!r} is not an RKE2 release version; valid: vX.Y.Z+rke2rN as RKE2 tags its releases, "
+        f"e.g. {VERSION_EXAMPLE}"
+    )
+
+
 def host_problems(view):
     """Problems of one host's own variables (VIEW: what preflight recorded on that host)."""
     host, found = view["host"], []
-    version = str(view.get("version", ""))
-    if not VERSION_PATTERN.match(version):
-        found.append(
-            Problem(
-                host,
-                "rke2_version",
-                f"{version!r} is not an RKE2 release version; valid: vX.Y.Z+rke2rN as "
-                f"RKE2 tags its releases, e.g. {VERSION_EXAMPLE}",
-            )
-        )
+    problem = version_problem(view.get("version", ""))
+    if problem:
+        found.append(Problem(host, "rke2_version", problem))
     if view.get("state") not in STATES:
         found.append(Problem(host, "rke2_state", f"{view.get('state')!r} is not a state; valid: present or absent"))
     if view.get("state") != "present":

@@ -15,6 +15,7 @@ import os
 
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import version_problem
 
 # The roles the host plays run on GPU nodes; each owns the variables prefixed with its name.
 HOST_ROLES = ("nvidia_driver", "nvidia_container_toolkit", "mig", "rke2")
@@ -22,6 +23,9 @@ COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspat
 ROLES_DIR = os.path.join(COLLECTION_ROOT, "roles")
 # What only matters when a role starts is left to the role: here every variable is optional.
 _START_ONLY_KEYS = ("default", "required")
+# Rules a role checks beyond its argument spec's types and choices, the role's own functions: the spec says
+# rke2_version is a string, the rke2 role refuses any string RKE2 does not tag a release with.
+VALUE_RULES = {"rke2_version": version_problem}
 
 
 def load_role_options(roles_dir=ROLES_DIR, roles=HOST_ROLES):
@@ -53,11 +57,16 @@ class RoleVariableChecker:
 
     def __init__(self, options_by_role):
         self._specs = {name: _checkable(spec) for options in options_by_role.values() for name, spec in options.items()}
+        self._roles = {name: role for role, options in options_by_role.items() for name in options}
         self._seen = {}
 
     @property
     def names(self):
         return frozenset(self._specs)
+
+    def names_of(self, role):
+        """The variables of ROLE alone (the rke2 role also runs on hosts without GPUs)."""
+        return frozenset(name for name, owner in self._roles.items() if owner == role)
 
     def problem(self, name, value):
         """Why VALUE is not valid for role variable NAME, or None (also for names no role defines)."""
@@ -71,5 +80,7 @@ class RoleVariableChecker:
             if problem and spec.get("type") == "bool":
                 # The validator lists every spelling of a boolean; one form is enough to act on.
                 problem = f"must be true or false, got {value!r}"
+            if not problem and name in VALUE_RULES:
+                problem = VALUE_RULES[name](value) or None
             self._seen[key] = problem
         return self._seen[key]

@@ -26,6 +26,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+
 _VENDOR = "10DE"
 
 
@@ -476,22 +478,45 @@ def gfd_product_label(product_name):
     return "-".join(str(product_name).split())
 
 
-def suggest_names(wanted, names, limit=3):
-    """Near matches of WANTED among NAMES ("did you mean"), compared in normalized form; [] when none.
+def _words(name):
+    """Words of a normalized name, plus each two neighbours joined: "l40-s-48gb" also holds "l40s" and "s48gb",
+    so a model split by punctuation still matches the model written as one word."""
+    words = re.findall(r"[a-z0-9]+", normalize_product_name(name))
+    return set(words) | {first + second for first, second in zip(words, words[1:])}
 
-    Ranked by shared words ("h100", "80gb": a model number weighs more than spelling) then by difflib's
-    similarity; a name qualifies with a similarity of 0.6 or a shared word that holds a digit.
+
+def _model(name):
+    """The model a name names: its first word with a digit, with a one-letter word after it joined ("L40-S" ->
+    "l40s", "A10 G" -> "a10g"); None without a digit ("all-balanced")."""
+    words = re.findall(r"[a-z0-9]+", normalize_product_name(name))
+    for index, word in enumerate(words):
+        if re.search(r"\d", word):
+            after = words[index + 1] if index + 1 < len(words) else ""
+            return word + after if len(after) == 1 and after.isalpha() else word
+    return None
+
+
+def _compact(name):
+    return re.sub(r"[^a-z0-9]", "", normalize_product_name(name))
+
+
+def suggest_names(wanted, names, limit=3):
+    """Near matches of WANTED among NAMES ("did you mean"), best first; [] when none.
+
+    Ranked by the model first (L40-S means L40S, not L40), then by the words they share (H100 SXM5 80GB shares
+    h100 and 80gb with H100 80GB HBM3, only 80gb with A100-SXM4-80GB), then by difflib's similarity of the names
+    without punctuation. A name qualifies with the same model, a shared word that holds a digit, or a similarity
+    of 0.7.
     """
-    key = normalize_product_name(wanted)
-    words = set(re.split(r"[-.]", key))
+    model, words, compact = _model(wanted), _words(wanted), _compact(wanted)
     ranked = []
     for name in dict.fromkeys(names):
-        other = normalize_product_name(name)
-        shared = words & set(re.split(r"[-.]", other))
-        ratio = difflib.SequenceMatcher(None, key, other).ratio()
-        if ratio >= 0.6 or any(re.search(r"\d", word) for word in shared):
-            ranked.append((-len(shared), -ratio, name))
-    return [name for _shared, _ratio, name in sorted(ranked)[:limit]]
+        same_model = model is not None and _model(name) == model
+        shared = words & _words(name)
+        ratio = difflib.SequenceMatcher(None, compact, _compact(name)).ratio()
+        if same_model or ratio >= 0.7 or any(re.search(r"\d", word) for word in shared):
+            ranked.append((not same_model, -len(shared), -ratio, name))
+    return [entry[-1] for entry in sorted(ranked)[:limit]]
 
 
 def suggest_products(wanted, limit=3):
@@ -503,6 +528,12 @@ def suggest_products(wanted, limit=3):
         if product.name not in found:
             found.append(product.name)
     return found[:limit]
+
+
+def product_hint(wanted):
+    """ "did you mean A or B?" naming the catalog products near WANTED, or "" when none is near."""
+    near = suggest_products(wanted) if isinstance(wanted, str) else []
+    return f"did you mean {' or '.join(near)}?" if near else ""
 
 
 EXTRA_KEYS = ("name", "memory_mib", "compute_capability", "pci_device_id")
@@ -532,24 +563,25 @@ def extra_products(entries, variable="gpuops_gpu_catalog_extra"):
         if not isinstance(name, str) or not name.strip():
             errors.append(f"{path}.name: must be the product name nvidia-smi prints, e.g. NVIDIA L40")
         elif any(normalize_product_name(name) == normalize_product_name(p.name) for p in products):
-            errors.append(f"{path}.name: {name!r} is described twice; keep one entry")
+            errors.append(f"{path}.name: {excerpt(name)} is described twice; keep one entry")
         elif find_product(name) is not None:
             errors.append(
-                f"{path}.name: {name!r} is already in the catalog as {find_product(name).name}; remove the entry"
+                f"{path}.name: {excerpt(name)} is already in the catalog as {find_product(name).name}; remove the entry"
             )
         memory = entry.get("memory_mib")
         if isinstance(memory, bool) or not isinstance(memory, int) or memory <= 0:
-            errors.append(f"{path}.memory_mib: must be the GPU memory in MiB as nvidia-smi prints it, got {memory!r}")
+            errors.append(
+                f"{path}.memory_mib: must be the GPU memory in MiB as nvidia-smi prints it, got {excerpt(memory)}"
+            )
         capability = entry.get("compute_capability")
-        if not isinstance(capability, str) or not re.fullmatch(r"\d{1,2}\.\d", capability):
-            errors.append(f'{path}.compute_capability: must be a string like "8.9", got {capability!r}')
+        if not isinstance(capability, str) or not re.fullmatch(r"[0-9]{1,2}\.[0-9]", capability):
+            errors.append(f'{path}.compute_capability: must be a string like "8.9", got {excerpt(capability)}')
         device_ids = ()
         if entry.get("pci_device_id") is not None:
             device_id = normalize_device_id(entry["pci_device_id"])
             if device_id is None:
-                errors.append(
-                    f"{path}.pci_device_id: must be a PCI device id like 0x26B910DE, got {entry['pci_device_id']!r}"
-                )
+                bad_id = excerpt(entry["pci_device_id"])
+                errors.append(f"{path}.pci_device_id: must be a PCI device id like 0x26B910DE, got {bad_id}")
             elif find_product(device_id=device_id) is not None:
                 errors.append(
                     f"{path}.pci_device_id: {device_id} is {find_product(device_id=device_id).name} in the catalog"

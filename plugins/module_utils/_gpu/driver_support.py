@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+
 # NVIDIA Linux driver branches from R450 on, as NVIDIA's data center release notes index them
 # (docs.nvidia.com/datacenter/tesla/: production, long-term support and new feature branches), up to the one the
 # GPU Operator v26.7.0 chart defaults to (driver 595.91.07). A newer branch is added here when NVIDIA publishes it.
@@ -125,7 +127,7 @@ def driver_problems(product, branch, version):
             (
                 BRANCH_VARIABLE,
                 f"must be a driver branch, its three-digit major version such as {LONG_TERM_BRANCHES[-1]}, got "
-                f"{branch!r}; known branches: {_branches_text(KNOWN_BRANCHES)}",
+                f"{excerpt(branch)}; known branches: {_branches_text(KNOWN_BRANCHES)}",
             )
         ]
     number = int(text)
@@ -143,7 +145,8 @@ def driver_problems(product, branch, version):
         problems.append(
             (
                 VERSION_VARIABLE,
-                f'must be a string, got the {type(version).__name__} {version!r}; quote it, e.g. "{number}.105.08"',
+                f"must be a string, got the {type(version).__name__} {excerpt(version)}; quote it, "
+                f'e.g. "{number}.105.08"',
             )
         )
         version = ""
@@ -154,7 +157,7 @@ def driver_problems(product, branch, version):
             (
                 VERSION_VARIABLE,
                 f"must be a version of branch {number} such as {number}.105.08, or empty for the newest the "
-                f"source offers; got {version!r}",
+                f"source offers; got {excerpt(version)}",
             )
         )
         version_text = ""

@@ -13,7 +13,11 @@ import json
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import normalize_device_id
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError, excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import (
+    MAX_GPUS_PER_NODE,
+    MAX_MIG_DEVICES_PER_GPU,
+)
 
 # all-balanced per mig-parted deployments/systemd/config-default.yaml, keyed by that file's device-filters.
 _BALANCED = (
@@ -80,8 +84,13 @@ _ENTRY_KEYS = ("devices", "device-filter", "mig-devices", "mig-enabled")
 # "<devicevendor>:<subsystemdevicevendor>", e.g. 0x20B210DE:0x147F10DE.
 _DEVICE_ID = re.compile(r"0x[0-9A-Fa-f]{8}(:0x[0-9A-Fa-f]{8})?")
 # go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile: [Cc.]Gg.Mgb[+attributes], and mig-parted's
-# config-default.yaml also writes "-me" (RTX PRO 6000: 1g.24gb-me).
-_PROFILE_NAME = re.compile(r"(\d+c\.)?\d+g\.\d+gb(\+[A-Za-z][A-Za-z0-9.]*(,[A-Za-z][A-Za-z0-9.]*)*|-me)?")
+# config-default.yaml also writes "-me" (RTX PRO 6000: 1g.24gb-me). ASCII digits, as Go's strconv.Atoi reads them.
+_PROFILE_NAME = re.compile(r"([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\+[A-Za-z][A-Za-z0-9.]*(,[A-Za-z][A-Za-z0-9.]*)*|-me)?")
+
+
+def _is_count(value, maximum):
+    """VALUE is an int (bool is not one) from 0 to MAXIMUM."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= maximum
 
 
 def _lint_mig_devices(path, entry, enabled):
@@ -103,9 +112,13 @@ def _lint_mig_devices(path, entry, enabled):
         errors.append(f"{path}.mig-devices: not allowed with mig-enabled false (only {{}} is)")
     for name, count in mig_devices.items():
         if not isinstance(name, str) or not _PROFILE_NAME.fullmatch(name):
-            errors.append(f"{path}.mig-devices: {name!r} is not a MIG profile name like 1g.10gb or 1c.3g.40gb")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            errors.append(f"{path}.mig-devices.{name}: count must be an integer >= 0, got {count!r}")
+            errors.append(f"{path}.mig-devices: {excerpt(name)} is not a MIG profile name like 1g.10gb or 1c.3g.40gb")
+        if not _is_count(count, MAX_MIG_DEVICES_PER_GPU):
+            # mig-parted reads counts as Go ints; no GPU holds more MIG devices than _gpu/limits.py says.
+            errors.append(
+                f"{path}.mig-devices.{excerpt(name, bare=True)}: count must be an integer >= 0, at most "
+                f"{MAX_MIG_DEVICES_PER_GPU} (the most MIG devices a GPU holds), got {excerpt(count)}"
+            )
     counts = list(mig_devices.values())
     if counts and all(isinstance(c, int) and not isinstance(c, bool) and c == 0 for c in counts):
         # pkg/types/mig_config.go AssertValidFormat: "all counts for all MigProfiles are 0".
@@ -120,18 +133,24 @@ def _lint_entry(path, entry):
     if not isinstance(entry, dict):
         return [f"{path}: must be a mapping with keys {', '.join(_ENTRY_KEYS)}"]
     errors = [
-        f"{path}.{key}: unknown key; valid keys: {', '.join(_ENTRY_KEYS)}" for key in entry if key not in _ENTRY_KEYS
+        f"{path}.{excerpt(key, bare=True)}: unknown key; valid keys: {', '.join(_ENTRY_KEYS)}"
+        for key in entry
+        if key not in _ENTRY_KEYS
     ]
     errors += [f"{path}: missing required key {key}" for key in ("devices", "mig-enabled") if key not in entry]
     devices = entry.get("devices", "all")
-    # spec.go accepts "all" or any list of integers, [] included (it selects no GPU).
+    # spec.go accepts "all" or any list of integers, [] included (it selects no GPU); GPU indexes are below
+    # the driver's most GPUs per node (_gpu/limits.py).
     if devices != "all" and not (
-        isinstance(devices, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in devices)
+        isinstance(devices, list) and all(_is_count(i, MAX_GPUS_PER_NODE - 1) for i in devices)
     ):
-        errors.append(f'{path}.devices: must be "all" or a list of GPU indexes (integers >= 0)')
+        errors.append(
+            f'{path}.devices: must be "all" or a list of GPU indexes (integers from 0 to {MAX_GPUS_PER_NODE - 1}), '
+            f"got {excerpt(devices)}"
+        )
     enabled = entry.get("mig-enabled", True)
     if not isinstance(enabled, bool):
-        errors.append(f"{path}.mig-enabled: must be true or false, got {enabled!r}")
+        errors.append(f"{path}.mig-enabled: must be true or false, got {excerpt(enabled)}")
     if "device-filter" in entry:
         filters = entry["device-filter"]
         filters = [filters] if isinstance(filters, str) else filters
@@ -139,7 +158,7 @@ def _lint_entry(path, entry):
             errors.append(f"{path}.device-filter: must be a PCI device id or a non-empty list of them")
         else:
             errors += [
-                f"{path}.device-filter: {f!r} is not a PCI device id like 0x20B210DE or, with a subsystem id, "
+                f"{path}.device-filter: {excerpt(f)} is not a PCI device id like 0x20B210DE or, with a subsystem id, "
                 "0x20B210DE:0x147F10DE"
                 for f in filters
                 if not _DEVICE_ID.fullmatch(f)
@@ -153,14 +172,21 @@ def lint_mig_parted_document(doc):
     """Format errors of a whole mig-parted v1 document, each naming its path; [] when valid."""
     if not isinstance(doc, dict):
         return ["document: must be a mapping with keys version and mig-configs"]
-    errors = [f"{key}: unknown key; valid keys: mig-configs, version" for key in doc if key not in _DOC_KEYS]
+    errors = [
+        f"{excerpt(key, bare=True)}: unknown key; valid keys: mig-configs, version"
+        for key in doc
+        if key not in _DOC_KEYS
+    ]
     if doc.get("version") != "v1":
-        errors.append(f"version: must be v1, got {doc.get('version')!r}")
+        errors.append(f"version: must be v1, got {excerpt(doc.get('version'))}")
     configs = doc.get("mig-configs")
     if not isinstance(configs, dict) or not configs:
         return [*errors, "mig-configs: must be a non-empty mapping of config name to a list of entries"]
     for name, entries in configs.items():
-        path = f"mig-configs.{name}"
+        path = f"mig-configs.{excerpt(name, bare=True)}"
+        if not isinstance(name, str) or not name.isprintable() or not name.strip():
+            # The mig role writes the name into the lines of a systemd unit (gpuops-mig-apply.service).
+            errors.append(f"{path}: a config name must be printable text on one line, got {excerpt(name)}")
         if not isinstance(entries, list) or not entries:
             errors.append(f"{path}: must be a non-empty list of entries")
             continue
@@ -285,5 +311,5 @@ def config_entries(config_name, product, user_document=None):
     if config_name in configs:
         return configs[config_name]
     raise MigLayoutError(
-        f"config {config_name!r} is not defined for {product.name}; valid: {', '.join(sorted(configs))}"
+        f"config {excerpt(config_name)} is not defined for {product.name}; valid: {', '.join(sorted(configs))}"
     )

@@ -16,7 +16,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError, excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import MAX_MIG_DEVICES_PER_GPU
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ class PlacedInstance:
 
 
 # mig-parted's profile syntax (go-nvlib pkg/nvlib/device/mig_profile.go parseMigProfile): an optional
-# compute-instance part "Nc.", then "Ng.Mgb", then "+attributes" (or the RTX PRO "-me").
-_CI_PROFILE = re.compile(r"(?P<ci>\d+)c\.(?P<gi>\d+g\.\d+gb(?:[+-].*)?)")
+# compute-instance part "Nc.", then "Ng.Mgb", then "+attributes" (or the RTX PRO "-me"). ASCII digits, as Go's
+# strconv.Atoi reads them; "Nc." of at most three (no GPU has more than 8 slices), so int() reads no long one.
+_CI_PROFILE = re.compile(r"(?P<ci>[0-9]{1,3})c\.(?P<gi>[0-9]+g\.[0-9]+gb(?:[+-].*)?)")
 # NVML's compute-instance profile id per slice count (NVML_COMPUTE_INSTANCE_PROFILE_<N>_SLICE), the one
 # mig-parted creates for "Nc." (pkg/types/mig_profile.go ParseMigProfile; no other slice count parses).
 # `nvidia-smi mig -lcip` prints them: 1c.3g.40gb ID 0, 2c.3g.40gb ID 1, 3g.40gb ID 2
@@ -117,10 +119,18 @@ def _check_request(product, mig_devices):
     """Validated ((profile, GPU instances), ...) with a count > 0, in the catalog's profile order, and
     {profile name: the CI slices of each of its GPU instances (_pack)}."""
     if not isinstance(mig_devices, dict):
-        raise MigLayoutError(f"mig-devices must be a mapping of profile name to count, got {mig_devices!r}")
+        raise MigLayoutError(f"mig-devices must be a mapping of profile name to count, got {excerpt(mig_devices)}")
     for name, count in mig_devices.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise MigLayoutError(f"profile {name}: count must be a non-negative integer, got {count!r}")
+            raise MigLayoutError(
+                f"profile {excerpt(name, bare=True)}: count must be a non-negative integer, got {excerpt(count)}"
+            )
+        if count > MAX_MIG_DEVICES_PER_GPU:
+            # Checked before the counts become lists of compute instances (_pack): a count no GPU holds.
+            raise MigLayoutError(
+                f"profile {excerpt(name, bare=True)}: {excerpt(count)} MIG devices requested, and no GPU holds more "
+                f"than {MAX_MIG_DEVICES_PER_GPU}"
+            )
     wanted = {name: count for name, count in mig_devices.items() if count}
     if product.mig is None:
         if wanted:
@@ -130,21 +140,22 @@ def _check_request(product, mig_devices):
     by_gi = {}
     for name, count in wanted.items():
         device = mig_device_profile(product, name)
-        match = _CI_PROFILE.fullmatch(name)
+        match = _CI_PROFILE.fullmatch(name) if isinstance(name, str) else None
         gi = product.mig.profile(match.group("gi")) if match else None
+        shown = excerpt(name, bare=True)
         if device is None and gi is not None:
             raise MigLayoutError(
-                f"unknown profile {name} for {product.name}: its GPU instance {gi.name} ({gi.compute_slices} compute "
+                f"unknown profile {shown} for {product.name}: its GPU instance {gi.name} ({gi.compute_slices} compute "
                 f"slices) holds no {match.group('ci')}-slice compute instance; valid: "
                 f"{', '.join(compute_instance_names(gi))}"
             )
         if device is None and match:
             raise MigLayoutError(
-                f"unknown profile {name} for {product.name}; valid: Cc.<profile>, C from 1 to the compute slices "
+                f"unknown profile {shown} for {product.name}; valid: Cc.<profile>, C from 1 to the compute slices "
                 f"of <profile>, one of {valid}"
             )
         if device is None:
-            raise MigLayoutError(f"unknown profile {name} for {product.name}; valid: {valid}")
+            raise MigLayoutError(f"unknown profile {shown} for {product.name}; valid: {valid}")
         by_gi.setdefault(device.gi.name, []).extend([device.ci_slices] * count)
     groups = {name: _pack(product.mig.profile(name).compute_slices, slices) for name, slices in by_gi.items()}
     request = tuple((p, len(groups[p.name])) for p in product.mig.profiles if p.name in groups)

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import gfd_product_label
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
     describe_mig_devices,
     mig_device_profile,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.bounds import label_value_problem
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import (
     MIG_STRATEGIES,
     advertised_resource,
@@ -70,7 +72,7 @@ def _profiles_on_node(product, layouts):
         for name, count in layout.mig_devices:
             profile = mig_device_profile(product, name)
             if profile is None:
-                raise CapacityError(f"MIG profile {name!r} does not exist on {product.name}")
+                raise CapacityError(f"MIG profile {excerpt(name)} does not exist on {product.name}")
             counts[profile] = counts.get(profile, 0) + count
     return counts
 
@@ -110,7 +112,7 @@ def _check_plugin_accepts(layouts, strategy, profiles):
 def physical_resources(product, layouts, strategy):
     """{resource: devices} the device plugin finds before any time-slicing."""
     if strategy not in MIG_STRATEGIES:
-        raise CapacityError(f"unknown MIG strategy {strategy!r}; valid: {', '.join(MIG_STRATEGIES)}")
+        raise CapacityError(f"unknown MIG strategy {excerpt(strategy)}; valid: {', '.join(MIG_STRATEGIES)}")
     profiles = _profiles_on_node(product, layouts)
     _check_plugin_accepts(layouts, strategy, profiles)
     resources = {}
@@ -195,7 +197,7 @@ def gfd_labels(product, layouts, strategy, time_slicing, kind=SHARING_TIME_SLICI
             }
         )
     if strategy == "none":
-        return dict(sorted(labels.items()))
+        return _published(labels)
     labels["nvidia.com/mig.strategy"] = strategy
     profiles = _profiles_on_node(product, layouts)
     for profile, count in profiles.items():
@@ -207,7 +209,14 @@ def gfd_labels(product, layouts, strategy, time_slicing, kind=SHARING_TIME_SLICI
         labels.update(_resource_labels(resource, parts, count, profile.memory_mib, time_slicing, True, kind))
         labels[f"{resource}.slices.gi"] = str(profile.compute_slices)
         labels[f"{resource}.slices.ci"] = str(profile.ci_slices)
-    return dict(sorted(labels.items()))
+    return _published(labels)
+
+
+def _published(labels):
+    """LABELS sorted, without those whose value the API server refuses: GFD writes them as they come (a product
+    name of 64 characters or with "(", k8s-device-plugin issues #514, #1876), and node-feature-discovery drops
+    each such label from the node."""
+    return {name: value for name, value in sorted(labels.items()) if label_value_problem(value) is None}
 
 
 def node_capacity(product, layouts, strategy, time_slicing=None, mps=None):

@@ -10,7 +10,6 @@ one computation and a thousand dictionary look-ups.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import (
@@ -18,6 +17,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import
     extra_products,
     find_product,
     normalize_product_name,
+    product_hint,
     suggest_names,
     suggest_products,
     unknown_product,
@@ -27,7 +27,8 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.driver_support
     VERSION_VARIABLE,
     driver_problems,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError, excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import MAX_GPUS_PER_NODE
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs import (
     entry_selects_gpu,
     gpu_layout,
@@ -36,6 +37,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
     plan_layout,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.bounds import (
+    intent_bound_problems,
+    label_value_problem,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.capacity import (
     GpuLayout,
@@ -112,9 +117,6 @@ INTENT_VARIABLES = (
     CDI_VARIABLE,
 )
 DEFAULT_MIG_STRATEGY = "none"
-# Kubernetes label values (k8s.io/apimachinery pkg/util/validation/validation.go IsValidLabelValue).
-LABEL_VALUE_MAX = 63
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 # Who applies MIG layouts: the collection's mig role on the hosts, or the GPU Operator's mig-manager.
 MIG_MANAGERS = ("host", "operator")
 DEFAULT_MIG_MANAGER = "host"
@@ -200,7 +202,7 @@ def _check_cluster_wide(nodes, variable, valid, default, why, errors):
     for host, intent in nodes.items():
         value = intent.get(variable, default)
         if value not in valid:
-            errors.append(IntentError(host, variable, f"{value!r} is not valid; valid: {', '.join(valid)}"))
+            errors.append(IntentError(host, variable, f"{excerpt(value)} is not valid; valid: {', '.join(valid)}"))
             continue
         values.setdefault(value, []).append(host)
     if len(values) > 1:
@@ -216,7 +218,7 @@ def _check_cdi(nodes, errors):
     wrong = [host for host, intent in nodes.items() if not isinstance(intent.get(CDI_VARIABLE, DEFAULT_CDI), bool)]
     for host in wrong:
         value = nodes[host][CDI_VARIABLE]
-        errors.append(IntentError(host, CDI_VARIABLE, f"{value!r} is not valid; valid: true, false"))
+        errors.append(IntentError(host, CDI_VARIABLE, f"{excerpt(value)} is not valid; valid: true, false"))
     if wrong:
         return None
     return _check_cluster_wide(
@@ -246,7 +248,7 @@ def _collect_user_configs(nodes, errors):
                 continue
             if name in configs and canonical_json(configs[name]) != canonical_json(entries):
                 message = (
-                    f"config {name} is defined differently on {defined_by[name]}; "
+                    f"config {excerpt(name, bare=True)} is defined differently on {defined_by[name]}; "
                     "give it one definition for the whole cluster or another name"
                 )
                 errors.extend(IntentError(host, "gpuops_mig_configs", message) for host in hosts)
@@ -261,9 +263,15 @@ def _check_count(value):
         return None, "is not set; give the number of GPUs per node, a whole number such as 8"
     count = whole_number(value)
     if count is None:
-        return None, f'must be a whole number of GPUs per node such as 8 or "8", got {value!r}'
+        return None, f'must be a whole number of GPUs per node such as 8 or "8", got {excerpt(value)}'
     if count < 1:
         return None, f"must be 1 or more GPUs per node, got {count}; remove the host from gpu_nodes if it has none"
+    if count > MAX_GPUS_PER_NODE:
+        # The plan works per GPU: bounded before it loops over them.
+        return None, (
+            f"must be at most {MAX_GPUS_PER_NODE} GPUs per node (the most the NVIDIA driver supports in one system), "
+            f"got {excerpt(count)}"
+        )
     return count, None
 
 
@@ -288,20 +296,23 @@ def _mig_layouts(product, count, mig_config, mig_configs, invalid_configs):
     if mig_config is None:
         return tuple(GpuLayout.of(False) for _gpu in range(count)), []
     if isinstance(mig_config, str) and mig_config in invalid_configs:
-        return None, [f"MIG config {mig_config!r} in gpuops_mig_configs is invalid (see the gpuops_mig_configs errors)"]
+        return None, [
+            f"MIG config {excerpt(mig_config)} in gpuops_mig_configs is invalid (see the gpuops_mig_configs errors)"
+        ]
     if product.origin != "catalog" and mig_config != "all-disabled":
+        hint = product_hint(product.name) if product.origin == "unknown" else ""
         return None, [
             f"{product.name} is not in the GPU catalog ("
             f"{'described by gpuops_gpu_catalog_extra, ' if product.origin == 'inventory' else ''}"
-            f"no MIG geometry), so MIG config {mig_config!r} cannot be planned; use all-disabled or leave "
-            "gpuops_mig_config unset (whole GPUs and time-slicing work)"
+            f"no MIG geometry{'; ' + hint if hint else ''}), so MIG config {excerpt(mig_config)} cannot be planned; "
+            "use all-disabled or leave gpuops_mig_config unset (whole GPUs and time-slicing work)"
         ]
     if not isinstance(mig_config, str) or mig_config not in mig_configs:
         names = [name for name in sorted(mig_configs) if _applies(mig_configs[name], product)]
         near = suggest_names(mig_config, names, 1) if isinstance(mig_config, str) else []
         hint = f"; did you mean {near[0]}?" if near else ""
         return None, [
-            f"undefined MIG config {mig_config!r}; valid for {product.name}: {', '.join(names)} "
+            f"undefined MIG config {excerpt(mig_config)}; valid for {product.name}: {', '.join(names)} "
             f"(or define it in gpuops_mig_configs){hint}"
         ]
     problems, layouts = {}, []
@@ -354,7 +365,7 @@ def _plan_memory_shared_node(product, layouts, strategy, memory_sharing, unselec
         gfd = node_capacity(product, layouts, strategy)
         resources, accounts = sharing_capacity(product, len(layouts), sharing)
     except CapacityError as error:
-        return [(MEMORY_SHARING, str(error))]
+        return [(MEMORY_SHARING, str(error) + _unknown_product_hint(product))]
     capacity = {
         "resources": dict(sorted(resources.items())),
         "labels": dict(sorted({**gfd["labels"], **sharing_labels(sharing)}.items())),
@@ -390,10 +401,12 @@ def _plan_node(product, count, mig_config, sharing, strategy, mig_configs, inval
         return problems
     if memory_sharing is not None:
         return _plan_memory_shared_node(product, layouts, strategy, memory_sharing, unselected)
+    # Under mixed, _mps_under_mixed_errors refuses MPS once for the cluster, naming the MIG nodes that keep it mixed.
+    node_strategy = None if strategy == "mixed" else strategy
     problems = [
-        _split_path(message, "gpuops_mps") for message in lint_mps_for_node(mps, strategy, mig_on, time_slicing)
+        _split_path(message, "gpuops_mps") for message in lint_mps_for_node(mps, node_strategy, mig_on, time_slicing)
     ]
-    if problems:
+    if problems or (mps is not None and strategy == "mixed"):
         return problems
     time_slicing = normalize_time_slicing(time_slicing)
     try:
@@ -437,7 +450,10 @@ def plan_cluster(nodes, settings=None):
 
     intents, unknown, driver_checked = {}, {}, {}
     for host, intent in nodes.items():
-        product = _find_product(host, intent, errors, unknown)
+        # A product name or memory beyond what NVML reports: the product is not looked up nor planned.
+        bounds = intent_bound_problems(intent)
+        errors.extend(IntentError(host, variable, message) for variable, message in bounds)
+        product = None if bounds else _find_product(host, intent, errors, unknown)
         count, problem = _check_count(intent.get("gpuops_gpu_count"))
         if problem:
             errors.append(IntentError(host, "gpuops_gpu_count", problem))
@@ -476,6 +492,7 @@ def plan_cluster(nodes, settings=None):
             errors.extend(IntentError(host, variable, message) for variable, message in result)
         else:
             results[host] = (result, mig_config)
+    errors.extend(_mps_under_mixed_errors(intents, layout_cache, strategy))
     if errors:
         raise IntentErrors(errors)
     plan = _assemble(results, strategy, mig_manager, mig_doc, settings, cdi)
@@ -490,7 +507,7 @@ def _find_product(host, intent, errors, unknown):
     extras, problems = extra_products(intent.get("gpuops_gpu_catalog_extra"))
     errors.extend(IntentError(host, *_split_path(problem, "gpuops_gpu_catalog_extra")) for problem in problems)
     if value is None or not isinstance(value, str) or not value.strip():
-        message = "is not set" if value is None else f"must be the product name nvidia-smi prints, got {value!r}"
+        message = "is not set" if value is None else f"must be the product name nvidia-smi prints, got {excerpt(value)}"
         errors.append(IntentError(host, "gpuops_gpu_product", f"{message}; valid: {_known_products()}"))
         return None
     product = find_product(value)
@@ -501,6 +518,56 @@ def _find_product(host, intent, errors, unknown):
         product = unknown_product(value)
         unknown.setdefault(product.name, []).append(host)
     return product
+
+
+def _unknown_product_hint(product):
+    """For a product nobody described, the catalog names a typo may have meant, else ""."""
+    hint = product_hint(product.name) if product.origin == "unknown" else ""
+    return f"; gpuops_gpu_product {product.name!r} is not in the GPU catalog: {hint}" if hint else ""
+
+
+def _mps_under_mixed_errors(intents, layout_cache, strategy):
+    """gpuops_mps errors under gpuops_mig_strategy mixed, saying what works for the whole cluster.
+
+    k8s-device-plugin v0.20 cmd/nvidia-device-plugin/main.go validateFlags refuses MPS with --mig-strategy=mixed,
+    and the strategy is the GPU Operator's one mig.strategy: none or single must suit every MIG node too.
+    """
+    mps_hosts = [host for host, (*_intent, sharing) in intents.items() if sharing[1] is not None]
+    if strategy != "mixed" or not mps_hosts:
+        return []
+    mig_hosts, need_mixed = [], []
+    for host, (product, count, mig_config, _sharing) in intents.items():
+        key = (product, count, canonical_json(mig_config))
+        (layouts, _problems), _unselected = layout_cache.get(key, ((None, []), ()))
+        if not any(layout.mig_enabled for layout in layouts or ()):
+            continue
+        mig_hosts.append(host)
+        try:
+            physical_resources(product, layouts, "single")
+        except CapacityError:
+            need_mixed.append(host)
+    message = _mps_under_mixed_message(mig_hosts, need_mixed)
+    return [IntentError(host, "gpuops_mps", message) for host in mps_hosts]
+
+
+def _mps_under_mixed_message(mig_hosts, need_mixed):
+    refused = (
+        "NVIDIA's device plugin refuses MPS with MIG strategy mixed (\"using --mig-strategy=mixed is not supported "
+        'with MPS"), and gpuops_mig_strategy is one for the whole cluster'
+    )
+    instead = "share this node with gpuops_time_slicing (or gpuops_memory_sharing) instead of gpuops_mps"
+    if not mig_hosts:
+        return f"{refused}; no GPU node has MIG enabled, so set gpuops_mig_strategy none, or {instead}"
+    if not need_mixed:
+        return (
+            f"{refused}; the MIG nodes ({hosts_text(mig_hosts)}) also work with single, which advertises their MIG "
+            f"devices as nvidia.com/gpu: set gpuops_mig_strategy single, or {instead}"
+        )
+    return (
+        f"{refused}: {hosts_text(need_mixed)} need mixed (their MIG layouts have several profiles per node or MIG "
+        f"off on some GPUs, which single refuses), so none or single would break them; {instead}, or give those "
+        "nodes one MIG profile on every GPU (all-1g.10gb, ...) and set gpuops_mig_strategy single"
+    )
 
 
 def _unknown_product_notes(unknown):
@@ -543,18 +610,6 @@ def _unselected_notes(results):
     )
 
 
-def label_value_problem(value):
-    """Why VALUE cannot be a Kubernetes label value (apimachinery validation.IsValidLabelValue), or None."""
-    if len(value) > LABEL_VALUE_MAX:
-        return f"is {len(value)} characters long, more than {LABEL_VALUE_MAX}"
-    if value and not _LABEL_VALUE.fullmatch(value):
-        return (
-            "must start and end with a letter or digit and hold only letters, digits, '-', '_' and '.' "
-            "(no spaces or '/')"
-        )
-    return None
-
-
 def _mig_config_label_errors(intents):
     """Errors for MIG configs whose name cannot be the value of the node label nvidia.com/mig.config."""
     errors = []
@@ -567,8 +622,8 @@ def _mig_config_label_errors(intents):
                 IntentError(
                     host,
                     "gpuops_mig_config",
-                    f"config name {mig_config!r} {problem}, so with gpuops_mig_manager operator it cannot be the "
-                    f"value of the node label {MIG_CONFIG_LABEL} and the mig-manager can never select it; rename "
+                    f"config name {excerpt(mig_config)} {problem}, so with gpuops_mig_manager operator it cannot be "
+                    f"the value of the node label {MIG_CONFIG_LABEL} and the mig-manager can never select it; rename "
                     "the config (in gpuops_mig_configs too) to at most 63 letters, digits, '-', '_' or '.'",
                 )
             )

@@ -16,6 +16,12 @@ from __future__ import annotations
 import difflib
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import (
+    MAX_GPUS_PER_NODE,
+    MAX_MIG_DEVICES_PER_GPU,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._plan.bounds import INT64_MAX
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import DevicePluginConfigError
 
 VARIABLE = "gpuops_time_slicing"
@@ -28,6 +34,12 @@ SHARED_SUFFIX = ".shared"
 MAX_RESOURCE_NAME_LENGTH = 63
 # replicas.go ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2".
 MIN_REPLICAS = 2
+# replicas.go reads replicas as a Go int and sets no maximum; internal/rm/device_map.go
+# updateDeviceMapWithReplicas lists each replica as a device, which the kubelet advertises as an int64
+# (bounds.INT64_MAX). A node has at most 32 GPUs of at most 8 MIG devices each (_gpu/limits.py), so with this
+# many replicas no node's advertised quantity leaves the int64.
+MAX_REPLICAS = INT64_MAX // (MAX_GPUS_PER_NODE * MAX_MIG_DEVICES_PER_GPU)
+_TIME_SLICING_LIMIT = (MAX_REPLICAS, "so that no node advertises more devices than the int64 the kubelet counts")
 # cmd/mps-control-daemon/mps/device.go assertReplicas/maxClients: the plugin's MPS daemon refuses more
 # replicas than 48 per device at compute capability >= 7.5 (isAtLeastVolta compares with "v7.5"), else 16.
 MAX_MPS_REPLICAS = 48
@@ -35,6 +47,7 @@ MAX_MPS_REPLICAS_BEFORE_7_5 = 16
 MPS_48_CLIENTS_FROM = (7, 5)
 # README "With CUDA MPS": the only resource MPS shares is nvidia.com/gpu, and only on full GPUs.
 MPS_RESOURCE = "nvidia.com/gpu"
+_MPS_SERVER_CLIENTS = "the most clients an MPS server serves per device"
 
 MIG_STRATEGIES = ("none", "single", "mixed")  # consts.go MigStrategy*
 DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")  # consts.go, strategy.go
@@ -120,14 +133,16 @@ _STRING_FLAGS = {
     "flags.gfd": ("outputFile", "machineTypeFile"),
 }
 
+# The patterns below are used with fullmatch, as the Go code anchors them: re.match with "$" would let a
+# trailing newline through.
 # k8s.io/apimachinery IsDNS1123Subdomain, which resources.go applies to the part after the prefix.
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS_SUBDOMAIN_MAX = 253
 # What the plugin advertises: the full GPU, or a MIG device named after its profile
 # ("mig-1g.10gb", "mig-1c.3g.20gb"); further dot-separated parts are let through.
-_ADVERTISABLE = re.compile(r"^nvidia\.com/(gpu|mig-([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\.[a-z0-9]+)*)$")
+_ADVERTISABLE = re.compile(r"nvidia\.com/(gpu|mig-([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\.[a-z0-9]+)*)")
 # Go time.ParseDuration, which GFD's sleepInterval (duration.go) goes through.
-_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$")
+_GO_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+")
 
 
 def _is_int(value) -> bool:
@@ -135,17 +150,22 @@ def _is_int(value) -> bool:
 
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
+# Digits read from a string: far more than any bound of the intent has (an int64 has 19), and far below the
+# 4300 that int() refuses (sys.int_info.default_max_str_digits).
+_MAX_DIGITS = 64
 
 
 def whole_number(value) -> int | None:
     """VALUE as an int when it is one or a string of ASCII digits ("4" from an INI inventory or -e); else None.
 
-    str.isdigit() is not used: it accepts digits such as "\u00b2" that int() refuses.
+    str.isdigit() is not used: it accepts digits such as "\u00b2" that int() refuses. A string of more than
+    64 significant digits is no number any consumer reads: None.
     """
     if _is_int(value):
         return value
     if isinstance(value, str) and _ASCII_DIGITS.fullmatch(value):
-        return int(value)
+        significant = value.lstrip("0") or "0"
+        return int(significant) if len(significant) <= _MAX_DIGITS else None
     return None
 
 
@@ -172,7 +192,7 @@ def resource_name_problem(name) -> str | None:
     if len(name) > MAX_RESOURCE_NAME_LENGTH:
         return f"fully-qualified resource name must be {MAX_RESOURCE_NAME_LENGTH} characters or less ({len(name)})"
     short = name.split("/", 1)[1]
-    if len(short) > _DNS_SUBDOMAIN_MAX or not _DNS_SUBDOMAIN.match(short):
+    if len(short) > _DNS_SUBDOMAIN_MAX or not _DNS_SUBDOMAIN.fullmatch(short):
         return (
             f"'{short}' is not a DNS subdomain: lower-case letters, digits, '-' and '.', "
             "starting and ending with a letter or digit"
@@ -183,18 +203,18 @@ def resource_name_problem(name) -> str | None:
     return None
 
 
-def _replicas_problem(value, maximum=None, text_allowed=False) -> str | None:
-    """TEXT_ALLOWED: gpuops_time_slicing also takes "4"; the plugin's own YAML needs an integer."""
+def _replicas_problem(value, limit=_TIME_SLICING_LIMIT, text_allowed=False) -> str | None:
+    """LIMIT: (most replicas, why), None: checked by the caller. TEXT_ALLOWED: gpuops_time_slicing also takes "4";
+    the plugin's own YAML needs an integer."""
     number = whole_number(value) if text_allowed else value if _is_int(value) else None
     if number is None and text_allowed:
-        return f'must be a whole number such as 4 or "4", not {value!r}'
+        return f'must be a whole number such as 4 or "4", not {excerpt(value)}'
     if number is None:
-        return f"must be a whole number (a YAML integer such as 4, not {value!r})"
-    value = number
-    if value < MIN_REPLICAS:
-        return f"number of replicas must be >= {MIN_REPLICAS}, got {value}"
-    if maximum is not None and value > maximum:
-        return f"must be <= {maximum} (the most clients an MPS server serves per device), got {value}"
+        return f"must be a whole number (a YAML integer such as 4, not {excerpt(value)})"
+    if number < MIN_REPLICAS:
+        return f"number of replicas must be >= {MIN_REPLICAS}, got {excerpt(number)}"
+    if limit is not None and number > limit[0]:
+        return f"must be <= {limit[0]} ({limit[1]}), got {excerpt(number)}"
     return None
 
 
@@ -207,9 +227,9 @@ def _key_problems(value, variable, known, advice_by_key, misplaced) -> list[str]
             continue
         advice = advice_by_key.get(key)
         if advice:
-            problems.append(f"{variable}.{key}: {misplaced}; {advice}")
+            problems.append(f"{variable}.{excerpt(key, bare=True)}: {misplaced}; {advice}")
         else:
-            problems.append(f"{variable}.{key}: unknown key; {_suggest(key, known)}")
+            problems.append(f"{variable}.{excerpt(key, bare=True)}: unknown key; {_suggest(key, known)}")
     return problems
 
 
@@ -239,7 +259,7 @@ def lint_time_slicing(value) -> list[str]:
             problems.append(f"{VARIABLE}.replicas: {problem}")
     for key in ("rename_by_default", "fail_requests_greater_than_one"):
         if key in value and not isinstance(value[key], bool):
-            problems.append(f"{VARIABLE}.{key}: must be true or false, got {value[key]!r}")
+            problems.append(f"{VARIABLE}.{key}: must be true or false, got {excerpt(value[key])}")
     if "resources" in value:
         problems.extend(_lint_resource_overrides(value["resources"]))
     return problems
@@ -254,9 +274,9 @@ def _lint_resource_overrides(resources) -> list[str]:
         ]
     problems = []
     for name, replicas in resources.items():
-        where = f'{path}["{name}"]'
+        where = f'{path}["{excerpt(name, bare=True)}"]'
         problem = resource_name_problem(name)
-        if problem is None and not _ADVERTISABLE.match(name):
+        if problem is None and not _ADVERTISABLE.fullmatch(name):
             problem = "not a resource the device plugin advertises: nvidia.com/gpu or nvidia.com/mig-<profile>"
         if problem:
             problems.append(f"{where}: {problem}")
@@ -284,7 +304,7 @@ def lint_time_slicing_for_node(time_slicing, resources) -> list[str]:
         return []
     advertised = sorted(set(resources))
     return [
-        f'{VARIABLE}.resources["{name}"]: this node does not advertise it; it advertises: '
+        f'{VARIABLE}.resources["{excerpt(name, bare=True)}"]: this node does not advertise it; it advertises: '
         f"{', '.join(advertised) or 'nothing'}"
         for name in time_slicing["resources"]
         if name not in advertised
@@ -316,14 +336,16 @@ def build_device_plugin_config(
     MPS (a gpuops_mps value) writes sharing.mps instead of sharing.timeSlicing; the two exclude each other.
     """
     if mig_strategy not in MIG_STRATEGIES:
-        raise DevicePluginConfigError(f"mig_strategy must be one of {', '.join(MIG_STRATEGIES)}, got {mig_strategy!r}")
+        raise DevicePluginConfigError(
+            f"mig_strategy must be one of {', '.join(MIG_STRATEGIES)}, got {excerpt(mig_strategy)}"
+        )
     if mps is not None:
         return _build_mps_config(mig_strategy, mps, time_slicing)
     problems = lint_time_slicing(time_slicing)
     for name in resources:
         problem = resource_name_problem(name)
         if problem:
-            problems.append(f"resources: {name!r}: {problem}")
+            problems.append(f"resources: {excerpt(name)}: {problem}")
     if problems:
         raise DevicePluginConfigError("; ".join(problems))
     time_slicing = normalize_time_slicing(time_slicing)
@@ -370,7 +392,7 @@ def _check_keys(mapping, path, known) -> list[str]:
         if key in known:
             continue
         home = _key_home(key)
-        where = f"{path}.{key}" if path else str(key)
+        where = f"{path}.{excerpt(key, bare=True)}" if path else excerpt(key, bare=True)
         if home:
             problems.append(f"{where}: misplaced key (the plugin ignores it here); it belongs under {home}")
         else:
@@ -393,17 +415,17 @@ def _lint_flags(doc, problems) -> str:
     flags = _mapping(doc, "flags", problems) or {}
     mig_strategy = flags.get("migStrategy", "none")
     if mig_strategy not in MIG_STRATEGIES:
-        problems.append(f"flags.migStrategy: must be one of {', '.join(MIG_STRATEGIES)}, got {mig_strategy!r}")
+        problems.append(f"flags.migStrategy: must be one of {', '.join(MIG_STRATEGIES)}, got {excerpt(mig_strategy)}")
     sections = {"flags": flags}
     sections["flags.plugin"] = _mapping(flags, "flags.plugin", problems) or {}
     sections["flags.gfd"] = _mapping(flags, "flags.gfd", problems) or {}
     for path, section in sections.items():
         for key in _BOOL_FLAGS.get(path, ()):
             if key in section and not isinstance(section[key], bool):
-                problems.append(f"{path}.{key}: must be true or false, got {section[key]!r}")
+                problems.append(f"{path}.{key}: must be true or false, got {excerpt(section[key])}")
         for key in _STRING_FLAGS.get(path, ()):
             if key in section and not isinstance(section[key], str):
-                problems.append(f"{path}.{key}: must be a string, got {section[key]!r}")
+                problems.append(f"{path}.{key}: must be a string, got {excerpt(section[key])}")
     plugin = sections["flags.plugin"]
     if "deviceListStrategy" in plugin:
         # flags.go deviceListStrategyFlag: one string or a list of strings.
@@ -416,30 +438,31 @@ def _lint_flags(doc, problems) -> str:
         ):
             problems.append(
                 f"flags.plugin.deviceListStrategy: must be one or a list of {', '.join(DEVICE_LIST_STRATEGIES)}, "
-                f"got {plugin['deviceListStrategy']!r}"
+                f"got {excerpt(plugin['deviceListStrategy'])}"
             )
     policy = plugin.get("sharedDevicesAllocationPolicy")
     if "sharedDevicesAllocationPolicy" in plugin and policy not in SHARED_DEVICES_ALLOCATION_POLICIES:
         # main.go validateFlags: "invalid --shared-devices-allocation-policy option", the plugin does not start.
         problems.append(
             "flags.plugin.sharedDevicesAllocationPolicy: must be one of "
-            f"{', '.join(SHARED_DEVICES_ALLOCATION_POLICIES)}, got {policy!r}"
+            f"{', '.join(SHARED_DEVICES_ALLOCATION_POLICIES)}, got {excerpt(policy)}"
         )
     if "deviceIDStrategy" in plugin and plugin["deviceIDStrategy"] not in DEVICE_ID_STRATEGIES:
         problems.append(
             f"flags.plugin.deviceIDStrategy: must be one of {', '.join(DEVICE_ID_STRATEGIES)}, "
-            f"got {plugin['deviceIDStrategy']!r}"
+            f"got {excerpt(plugin['deviceIDStrategy'])}"
         )
     interval = sections["flags.gfd"].get("sleepInterval")
-    if interval is not None and not (isinstance(interval, str) and _GO_DURATION.match(interval)):
-        problems.append(f"flags.gfd.sleepInterval: must be a duration such as 60s or 1m30s, got {interval!r}")
+    if interval is not None and not (isinstance(interval, str) and _GO_DURATION.fullmatch(interval)):
+        problems.append(f"flags.gfd.sleepInterval: must be a duration such as 60s or 1m30s, got {excerpt(interval)}")
     return mig_strategy
 
 
-def _lint_replicated(section, path, max_replicas, problems) -> None:
+def _lint_replicated(section, path, limit, problems) -> None:
+    """LIMIT: (most replicas, why), as _replicas_problem takes it."""
     for key in ("renameByDefault", "failRequestsGreaterThanOne"):
         if key in section and not isinstance(section[key], bool):
-            problems.append(f"{path}.{key}: must be true or false, got {section[key]!r}")
+            problems.append(f"{path}.{key}: must be true or false, got {excerpt(section[key])}")
     resources = section.get("resources")
     # replicas.go: "no resources specified" when the list is missing or empty.
     if not isinstance(resources, list) or not resources:
@@ -462,7 +485,7 @@ def _lint_replicated(section, path, max_replicas, problems) -> None:
             also = "" if written == name else f" ({name})"
             problems.append(f"{where}.name: {written}{also} is listed twice; give each resource once")
         seen.add(name)
-        problem = "missing" if "replicas" not in entry else _replicas_problem(entry["replicas"], max_replicas)
+        problem = "missing" if "replicas" not in entry else _replicas_problem(entry["replicas"], limit)
         if problem:
             problems.append(f"{where}.replicas: {problem}")
         # config.go DisableResourceNamingInConfig overwrites both with only a warning in the log.
@@ -523,7 +546,9 @@ def lint_mps(value, compute_capability=None) -> list[str]:
         if problem:
             problems.append(f"{MPS_VARIABLE}.replicas: {problem}")
     if "rename_by_default" in value and not isinstance(value["rename_by_default"], bool):
-        problems.append(f"{MPS_VARIABLE}.rename_by_default: must be true or false, got {value['rename_by_default']!r}")
+        problems.append(
+            f"{MPS_VARIABLE}.rename_by_default: must be true or false, got {excerpt(value['rename_by_default'])}"
+        )
     if "resources" in value:
         resources = value["resources"]
         if not isinstance(resources, dict) or not resources:
@@ -533,7 +558,7 @@ def lint_mps(value, compute_capability=None) -> list[str]:
             )
             return problems
         for name, replicas in resources.items():
-            where = f'{MPS_VARIABLE}.resources["{name}"]'
+            where = f'{MPS_VARIABLE}.resources["{excerpt(name, bare=True)}"]'
             if name != MPS_RESOURCE:
                 problems.append(
                     f"{where}: MPS shares only {MPS_RESOURCE} on full GPUs (the device plugin's README, "
@@ -547,7 +572,7 @@ def lint_mps(value, compute_capability=None) -> list[str]:
 
 
 def _mps_replicas_problem(value, limit, compute_capability):
-    problem = _replicas_problem(value, text_allowed=True)
+    problem = _replicas_problem(value, None, text_allowed=True)
     if problem:
         if whole_number(value) == 1:
             problem += f"; 1 replica means no MPS: omit {MPS_VARIABLE}"
@@ -556,7 +581,7 @@ def _mps_replicas_problem(value, limit, compute_capability):
         where = f"compute capability {compute_capability}" if compute_capability else "these GPUs"
         return (
             f"must be <= {limit}, the most MPS clients per GPU the device plugin's MPS daemon accepts on {where} "
-            f"(48 from compute capability 7.5, else 16), got {whole_number(value)}"
+            f"(48 from compute capability 7.5, else 16), got {excerpt(whole_number(value))}"
         )
     return None
 
@@ -613,27 +638,30 @@ def lint_device_plugin_config(doc, compute_capability: str | None = None) -> lis
     problems = _check_keys(doc, "", KNOWN_KEYS[""])
     # config.go parseConfigFrom: only "v1" is read.
     if doc.get("version") != CONFIG_VERSION:
-        problems.append(f"version: must be {CONFIG_VERSION!r}, got {doc.get('version')!r}")
+        problems.append(f"version: must be {CONFIG_VERSION!r}, got {excerpt(doc.get('version'))}")
     mig_strategy = _lint_flags(doc, problems)
     if doc.get("resources") is not None:
         problems.append("resources: the plugin ignores custom resource patterns (config.go); drop it")
     imex = _mapping(doc, "imex", problems) or {}
     # imex.go AssertChannelIDsValid.
     if "channelIDs" in imex and imex["channelIDs"] not in ([], [0]):
-        problems.append(f"imex.channelIDs: must be [] or [0], got {imex['channelIDs']!r}")
+        problems.append(f"imex.channelIDs: must be [] or [0], got {excerpt(imex['channelIDs'])}")
     if "required" in imex and not isinstance(imex["required"], bool):
-        problems.append(f"imex.required: must be true or false, got {imex['required']!r}")
+        problems.append(f"imex.required: must be true or false, got {excerpt(imex['required'])}")
     sharing = _mapping(doc, "sharing", problems) or {}
     time_slicing = _mapping(sharing, "sharing.timeSlicing", problems)
     mps = _mapping(sharing, "sharing.mps", problems)
     if time_slicing is not None:
-        _lint_replicated(time_slicing, "sharing.timeSlicing", None, problems)
+        _lint_replicated(time_slicing, "sharing.timeSlicing", _TIME_SLICING_LIMIT, problems)
     if mps is not None:
-        _lint_replicated(mps, "sharing.mps", mps_limit(compute_capability), problems)
+        _lint_replicated(mps, "sharing.mps", (mps_limit(compute_capability), _MPS_SERVER_CLIENTS), problems)
         for index, entry in enumerate(mps.get("resources") or []):
             name = plugin_resource_name(entry.get("name")) if isinstance(entry, dict) else None
             if isinstance(name, str) and name != MPS_RESOURCE:
-                problems.append(f"sharing.mps.resources[{index}].name: MPS shares only {MPS_RESOURCE}, got {name}")
+                problems.append(
+                    f"sharing.mps.resources[{index}].name: MPS shares only {MPS_RESOURCE}, "
+                    f"got {excerpt(name, bare=True)}"
+                )
         if mps.get("failRequestsGreaterThanOne") is False:
             # config.go: set to true for MPS whatever the file says.
             problems.append("sharing.mps.failRequestsGreaterThanOne: the plugin forces it to true for MPS; drop it")

@@ -12,6 +12,8 @@ import hashlib
 import json
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEFAULT_DEVICE_PLUGIN_CONFIG = "default"
@@ -40,9 +42,10 @@ def device_plugin_config_key(doc):
     return f"{kind}-" + hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:8]
 
 
-# k8s.io/apimachinery validation: namespaces are DNS-1123 labels, ConfigMap names DNS-1123 subdomains.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# k8s.io/apimachinery validation: namespaces are DNS-1123 labels, ConfigMap names DNS-1123 subdomains. Used
+# with fullmatch, as Go's anchored regexps match: re.match with "$" would let a trailing newline through.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 SETTING_RULES = {
     "namespace": (_DNS_LABEL, 63, "a DNS-1123 label: lower-case letters, digits and '-', at most 63"),
     "device_plugin_configmap": (_DNS_SUBDOMAIN, 253, "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'"),
@@ -53,8 +56,8 @@ SETTING_RULES = {
 def setting_problem(name, value):
     """Why the API server would refuse VALUE as setting NAME (a namespace, a ConfigMap name), or None."""
     pattern, limit, rule = SETTING_RULES[name]
-    if not isinstance(value, str) or len(value) > limit or not pattern.match(value):
-        return f"must be {rule}, got {value!r}"
+    if not isinstance(value, str) or len(value) > limit or not pattern.fullmatch(value):
+        return f"must be {rule}, got {excerpt(value)}"
     return None
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import math
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.device_plugin import whole_number
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import CapacityError
 
@@ -42,8 +43,16 @@ DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 # The node selectors of each backend's device plugin: HAMi's chart devicePlugin.nvidiaNodeSelector,
 # gpushare's device-plugin-ds.yaml nodeSelector.
 BACKEND_LABELS = {HAMI: {"gpu": "on"}, GPUSHARE: {"gpushare": "true"}}
-# HAMi registers Devmem as an int32 (register.go).
+# HAMi registers per GPU Count = int32(deviceSplitCount), Devmem = int32(MiB) scaled by deviceMemoryScaling and
+# Devcore = int32(deviceCoreScaling * 100) (register.go getAPIDevices): beyond an int32 each wraps around, so
+# these bound split, the scaled memory and core_scaling. A node's nvidia.com/gpu (at most 32 GPUs times an
+# int32) stays within the int64 the kubelet advertises.
 _INT32_MAX = 2**31 - 1
+MAX_SPLIT = _INT32_MAX
+MAX_CORE_SCALING = _INT32_MAX / 100
+# A GPU has at least 1 MiB, so a larger memory_scaling overflows Devmem whatever the GPU.
+MAX_MEMORY_SCALING = _INT32_MAX
+_SCALING_MAXIMUM = {"memory_scaling": MAX_MEMORY_SCALING, "core_scaling": MAX_CORE_SCALING}
 # gpushare-device-plugin's DaemonSet runs with --memory-unit=GiB (device-plugin-ds.yaml): MiB / 1024,
 # truncated (nvidia.go setGPUMemory).
 _MIB_PER_GIB = 1024
@@ -73,12 +82,20 @@ def _suggest(word, valid):
 
 def _scaling_problem(key, value):
     if not _is_number(value) or value <= 0:
-        return f"{VARIABLE}.{key}: must be a number greater than 0 such as 1 or 1.5, got {value!r}"
+        return f"{VARIABLE}.{key}: must be a number greater than 0 such as 1 or 1.5, got {excerpt(value)}"
+    if value > _SCALING_MAXIMUM[key]:
+        field = (
+            "Devcore = int32(100 * core_scaling)" if key == "core_scaling" else "Devmem = int32(MiB * memory_scaling)"
+        )
+        return (
+            f"{VARIABLE}.{key}: must be at most {_SCALING_MAXIMUM[key]} (HAMi registers {field} per GPU, a "
+            f"32-bit integer), got {excerpt(value)}"
+        )
     if key == "core_scaling" and int(value * 100) < 1:
         # register.go: Devcore = int32(deviceCoreScaling * 100); below 0.01 a GPU would offer no core.
         return (
             f"{VARIABLE}.{key}: must be 0.01 or more (HAMi registers int(100 * core_scaling) cores per GPU), "
-            f"got {value!r}"
+            f"got {excerpt(value)}"
         )
     return None
 
@@ -93,7 +110,7 @@ def lint_memory_sharing(value) -> list[str]:
             f"got {type(value).__name__}; omit {VARIABLE} for no memory sharing"
         ]
     problems = [
-        f"{VARIABLE}.{key}: unknown key; {_suggest(key, KEYS)}valid keys: {', '.join(KEYS)}"
+        f"{VARIABLE}.{excerpt(key, bare=True)}: unknown key; {_suggest(key, KEYS)}valid keys: {', '.join(KEYS)}"
         for key in value
         if key not in KEYS
     ]
@@ -102,7 +119,7 @@ def lint_memory_sharing(value) -> list[str]:
         problems.append(f"{VARIABLE}.backend: is not set; valid: {', '.join(BACKENDS)}")
     elif backend not in BACKENDS:
         problems.append(
-            f"{VARIABLE}.backend: unknown backend {backend!r}; {_suggest(backend, BACKENDS)}valid: hami "
+            f"{VARIABLE}.backend: unknown backend {excerpt(backend)}; {_suggest(backend, BACKENDS)}valid: hami "
             "(maintained, recommended) or gpushare (legacy)"
         )
     if backend == GPUSHARE:
@@ -115,10 +132,10 @@ def lint_memory_sharing(value) -> list[str]:
         return problems
     if "split" in value:
         split = whole_number(value["split"])
-        if split is None or split < 1:
+        if split is None or not 1 <= split <= MAX_SPLIT:
             problems.append(
-                f"{VARIABLE}.split: must be a whole number of 1 or more (devices HAMi registers per GPU, its "
-                f"deviceSplitCount), got {value['split']!r}"
+                f"{VARIABLE}.split: must be a whole number of 1 or more, at most {MAX_SPLIT} (devices HAMi registers "
+                f"per GPU, its deviceSplitCount, which it registers as a 32-bit integer), got {excerpt(value['split'])}"
             )
     for key in ("memory_scaling", "core_scaling"):
         if key in value:
@@ -173,7 +190,15 @@ def _memory_mib(product):
 
 
 def hami_registered_memory(memory_mib, memory_scaling):
-    """Devmem HAMi registers for one GPU: MiB, scaled and truncated to an int32 when the scaling is not 1."""
+    """Devmem HAMi registers for one GPU: MiB, scaled and truncated to an int32 when the scaling is not 1.
+
+    MEMORY_SCALING: at most MAX_MEMORY_SCALING (lint_memory_sharing), so the float product stays finite.
+    """
+    if memory_mib > _INT32_MAX:
+        raise CapacityError(
+            f"HAMi registers a GPU's memory as a 32-bit integer of MiB (at most {_INT32_MAX}), and this GPU has "
+            f"{excerpt(memory_mib)} MiB; correct memory_mib in gpuops_gpu_catalog_extra"
+        )
     if memory_scaling == 1:
         return memory_mib
     scaled = int(float(memory_mib) * memory_scaling)
@@ -181,6 +206,11 @@ def hami_registered_memory(memory_mib, memory_scaling):
         raise CapacityError(
             f"memory_scaling {memory_scaling} makes {memory_mib} MiB {scaled} MiB, more than HAMi registers per "
             f"GPU (a 32-bit integer, {_INT32_MAX}); use a smaller memory_scaling"
+        )
+    if scaled < 1:
+        raise CapacityError(
+            f"memory_scaling {memory_scaling} makes {memory_mib} MiB 0 MiB (HAMi truncates), so the GPU would offer "
+            "no memory; use a larger memory_scaling"
         )
     return scaled
 

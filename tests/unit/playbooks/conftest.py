@@ -12,6 +12,7 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+EXAMPLE = REPO / "inventories" / "example"
 
 
 def _collections_path():
@@ -55,3 +56,11 @@ def ansible_playbook(playbook, inventory, *extra, cwd=REPO, env=None, wrap=None)
 @pytest.fixture
 def run_playbook():
     return ansible_playbook
+
+
+@pytest.fixture
+def example_inventory(tmp_path):
+    """A copy of the example inventory that a test may change, without the plan `make plan` left in it."""
+    copy = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".gpuops-plan"))
+    return copy

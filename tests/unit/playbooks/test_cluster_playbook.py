@@ -50,7 +50,7 @@ def test_bad_inventory_stops_every_host_naming_host_variable_and_what_is_valid(r
         tmp_path,
         {
             "servers": {
-                "cp-1": {"rke2_version": "v1.33.5", "rke2_airgap_dir": str(airgap)},
+                "cp-1": {"rke2_airgap_dir": str(airgap)},
                 "cp-2": {"rke2_cluster_init": True},
             },
             "agents": {"gpu-1": {"rke2_node_taints": ["nvidia.com/gpu=true:NoRun"], "rke2_airgap_dir": str(airgap)}},
@@ -62,7 +62,6 @@ def test_bad_inventory_stops_every_host_naming_host_variable_and_what_is_valid(r
     assert result.returncode != 0, output
     assert "The RKE2 cluster of the inventory is invalid; no host was changed:" in output
     for line in (
-        "cp-1: rke2_version: 'v1.33.5' is not an RKE2 release version; valid: vX.Y.Z+rke2rN",
         "cp-1: rke2_cluster_init: true on 2 servers (cp-1, cp-2)",
         "cp-2: rke2_cluster_init: true on 2 servers (cp-1, cp-2)",
         "gpu-1: rke2_node_taints: 'nvidia.com/gpu=true:NoRun': effect 'NoRun' is not one of",
@@ -73,6 +72,17 @@ def test_bad_inventory_stops_every_host_naming_host_variable_and_what_is_valid(r
     # The first change of a run is the staging folder of the first server: it was never reached.
     assert "Install the first RKE2 server" not in output
     assert STAGE.exists() == existed
+
+
+def test_the_plan_refuses_a_bad_rke2_version_on_a_server_before_any_host(run_playbook, tmp_path):
+    inventory = _inventory(tmp_path, {"servers": {"cp-1": {"rke2_version": "1.33.5-rke2r1"}}, "agents": {"gpu-1": {}}})
+    result = run_playbook("cluster.yml", inventory)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "cp-1: rke2_version: '1.33.5-rke2r1' is not an RKE2 release version; valid: vX.Y.Z+rke2rN" in output
+    assert "PLAY [Plan the GPU cluster]" in output
+    assert "Install the first RKE2 server" not in output
+    assert "Check the RKE2 cluster" not in output
 
 
 def test_a_joining_node_without_token_outside_the_first_servers_run(run_playbook, tmp_path):

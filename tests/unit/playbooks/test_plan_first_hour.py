@@ -6,7 +6,6 @@
 import json
 import pathlib
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -18,10 +17,8 @@ HOSTS = {"gpu-a100-1", "gpu-a100-2", "gpu-h100-1", "gpu-l4-1", "gpu-l4-2"}
 
 
 @pytest.fixture
-def inventory(tmp_path):
-    copy = tmp_path / "inventory"
-    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".gpuops-plan"))
-    return copy
+def inventory(example_inventory):
+    return example_inventory
 
 
 @pytest.fixture
@@ -101,7 +98,7 @@ def test_typos_in_variable_and_group_names_warn_with_did_you_mean(run_playbook, 
     hosts.write_text(hosts.read_text().replace("    rke2_servers:", "    rke2_server:"))
     with (inventory / "group_vars" / "gpu_l4.yml").open("a") as group_vars:
         group_vars.write("gpuops_timeslicing: {replicas: 2}\nnvidia_container_toolkit_runtim: rke2\n")
-    with (inventory / "group_vars" / "all.yml").open("a") as group_vars:
+    with (inventory / "group_vars" / "all" / "main.yml").open("a") as group_vars:
         group_vars.write("gpuops_mig_stratgy: single\n")
     ran = run_playbook("plan.yml", inventory, "-e", f"gpuops_plan_dir={tmp_path / 'plan'}")
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -150,8 +150,8 @@ def test_the_plan_fact_carries_gpushares_scheduler_extender(run_plan, tmp_path):
         pytest.param(
             {"gpuops_memory_sharing": {"backend": "hami", "split": 0}},
             GOOD_GPUSHARE,
-            "gpu-hami-1: gpuops_memory_sharing.split: must be a whole number of 1 or more (devices HAMi registers "
-            "per GPU, its deviceSplitCount), got 0",
+            "gpu-hami-1: gpuops_memory_sharing.split: must be a whole number of 1 or more, at most 2147483647 "
+            "(devices HAMi registers per GPU, its deviceSplitCount, which it registers as a 32-bit integer), got 0",
             id="split-below-1",
         ),
     ],

@@ -154,7 +154,7 @@ def test_role_variables_are_templated_with_the_roles_defaults_beneath(run_plan, 
     # As in a task of the rke2 role, where rke2_version is the role's default unless the inventory sets it.
     inventory = tmp_path / "inventory"
     shutil.copytree(EXAMPLE, inventory)
-    all_vars = inventory / "group_vars" / "all.yml"
+    all_vars = inventory / "group_vars" / "all" / "main.yml"
     text = "\n".join(line for line in all_vars.read_text().splitlines() if not line.startswith("rke2_version:"))
     all_vars.write_text(text + '\nrke2_airgap_dir: "/srv/rke2/{{ rke2_version }}"\n')
     result = run_plan(inventory, tmp_path / "plan")

@@ -46,3 +46,13 @@ def test_type_errors_name_the_variable(checker):
     assert checker.problem("mig_drain_timeout", "soon").startswith(
         "argument 'mig_drain_timeout' is of type str and we were unable to convert to int"
     )
+
+
+@pytest.mark.parametrize("version", ["1.33.5-rke2r1", "v1.33.5-rke2r1", "v1.33.5", "1.33.5+rke2r1"])
+def test_an_rke2_version_rke2_does_not_tag_is_refused_as_the_role_refuses_it(checker, version):
+    # The rke2 role's rule (plugin_utils/rke2_cluster.py), not the argument spec's type alone.
+    assert checker.problem("rke2_version", version) == (
+        f"{version!r} is not an RKE2 release version; valid: vX.Y.Z+rke2rN as RKE2 tags its releases, "
+        "e.g. v1.36.3+rke2r1"
+    )
+    assert checker.problem("rke2_version", "v1.33.5+rke2r1") is None

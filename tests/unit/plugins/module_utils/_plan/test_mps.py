@@ -141,7 +141,7 @@ def test_mps_and_time_slicing_on_one_node_are_refused():
 def test_mps_with_mig_strategy_mixed_is_refused():
     """cmd/nvidia-device-plugin/main.go validateFlags: "using --mig-strategy=mixed is not supported with MPS"."""
     errors = errors_of("mixed", l4=L4 | {"gpuops_mps": {"replicas": 2}})
-    assert errors[("l4", "gpuops_mps")].startswith("the device plugin refuses MPS with gpuops_mig_strategy mixed")
+    assert errors[("l4", "gpuops_mps")].startswith("NVIDIA's device plugin refuses MPS with MIG strategy mixed")
 
 
 def test_mps_on_mig_enabled_gpus_is_refused_and_on_mig_disabled_accepted():
