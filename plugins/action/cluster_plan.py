@@ -17,6 +17,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.vars.plugins import get_vars_from_inventory_sources
+from ansible_collections.gpuops.cluster.plugins.filter.awx_survey import INVENTORY_PREFIX as AWX_SURVEY_PREFIX
 from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import (
     DEFAULT_SETTINGS,
     DRIVER_VARIABLES,
@@ -59,9 +60,6 @@ ARGUMENT_SPEC = {
     "device_plugin_configmap": {"type": "str"},
     "mig_configmap": {"type": "str"},
 }
-# AWX survey answers (gpuops_awx_<option>, playbooks/tasks/awx_survey_answers.yml gives them to the hosts as
-# <option> before the plan) are extra vars, not inventory variables.
-AWX_SURVEY_PREFIX = "gpuops_awx_"
 # Cluster-wide inventory variables that name the settings a task leaves out, so the plan playbook and
 # every Kubernetes role agree on one namespace and one pair of ConfigMap names.
 SETTING_VARIABLES = {
@@ -246,6 +244,8 @@ def inventory_warnings(hostvars, groups, role_names):
     for role in HOST_ROLES:
         known[role + "_"] = tuple(name for name in role_names if name.startswith(role + "_"))
     prefixes = tuple(known)
+    # AWX survey answers (gpuops_awx_<option>, playbooks/tasks/awx_survey_answers.yml gives them to the hosts as
+    # <option> before the plan) are extra vars, not inventory variables.
     names = {
         host: [n for n in host_vars if n.startswith(prefixes) and not n.startswith(AWX_SURVEY_PREFIX)]
         for host, host_vars in hostvars.items()
