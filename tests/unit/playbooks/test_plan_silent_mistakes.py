@@ -25,6 +25,13 @@ def plan(run_playbook, tmp_path):
     return run
 
 
+def _replace(path, old, new):
+    """Edit the copied example: OLD must be there, so a change of the example cannot turn the test into a no-op."""
+    text = path.read_text()
+    assert old in text, f"{path} no longer holds {old!r}"
+    path.write_text(text.replace(old, new))
+
+
 def _output(ran):
     # Warnings go to stderr, wrapped: compared as one line.
     return " ".join((ran.stdout + ran.stderr).split())
@@ -40,12 +47,10 @@ def _capacity(tmp_path):
 
 
 def test_a_gpu_node_in_two_gpu_model_groups_is_warned_about(plan, inventory, tmp_path):
-    hosts = inventory / "hosts.yml"
-    hosts.write_text(
-        hosts.read_text().replace(
-            "            gpu-a100-2:\n              ansible_host: 192.0.2.22\n",
-            "            gpu-a100-2:\n              ansible_host: 192.0.2.22\n            gpu-h100-1:\n",
-        )
+    _replace(
+        inventory / "hosts.yml",
+        "            gpu-a100-2:\n              ansible_host: 192.0.2.22\n",
+        "            gpu-a100-2:\n              ansible_host: 192.0.2.22\n            gpu-h100-1:\n",
     )
     ran = plan(inventory)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -103,12 +108,10 @@ def test_null_that_switches_off_a_parent_groups_sharing_is_not_warned_about(plan
 
 
 def test_gpu_nodes_outside_the_rke2_groups_are_warned_about(plan, inventory):
-    hosts = inventory / "hosts.yml"
-    hosts.write_text(
-        hosts.read_text().replace(
-            "    rke2_agents:\n      children:\n        gpu_nodes:\n",
-            "    rke2_agents:\n      children:\n        gpu_a100_80gb:\n        gpu_h100:\n",
-        )
+    _replace(
+        inventory / "hosts.yml",
+        "    rke2_agents:\n      children:\n        gpu_nodes:\n",
+        "    rke2_agents:\n      children:\n        gpu_a100_80gb:\n        gpu_h100:\n",
     )
     ran = plan(inventory)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -145,8 +148,7 @@ def test_an_rke2_value_of_a_server_that_needs_its_facts_is_left_to_the_role(plan
 
 
 def test_a_misnamed_gpu_nodes_group_fails_with_did_you_mean(plan, inventory):
-    hosts = inventory / "hosts.yml"
-    hosts.write_text(hosts.read_text().replace("gpu_nodes:", "gpu_node:"))
+    _replace(inventory / "hosts.yml", "gpu_nodes:", "gpu_node:")
     ran = plan(inventory)
     assert ran.returncode != 0
     expected = "group 'gpu_nodes' is not in the inventory; did you mean gpu_node? Rename it gpu_nodes"
@@ -154,8 +156,7 @@ def test_a_misnamed_gpu_nodes_group_fails_with_did_you_mean(plan, inventory):
 
 
 def test_a_product_typo_that_fails_the_plan_still_gets_did_you_mean(plan, inventory):
-    gpu_h100 = inventory / "group_vars" / "gpu_h100.yml"
-    gpu_h100.write_text(gpu_h100.read_text().replace("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"))
+    _replace(inventory / "group_vars" / "gpu_h100.yml", "NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB")
     ran = plan(inventory)
     assert ran.returncode != 0
     assert "gpu-h100-1: gpuops_mig_config: NVIDIA H100 SXM5 80GB is not in the GPU catalog" in ran.stdout
