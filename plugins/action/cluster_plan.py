@@ -18,16 +18,16 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.vars.plugins import get_vars_from_inventory_sources
 from ansible_collections.gpuops.cluster.plugins.filter.awx_survey import INVENTORY_PREFIX as AWX_SURVEY_PREFIX
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import (
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster import (
     DEFAULT_SETTINGS,
     DRIVER_VARIABLES,
     FILES,
     INTENT_VARIABLES,
     plan_cluster,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents import settings_problems
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.errors import IntentError, IntentErrors
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory import (
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents import settings_problems
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError, IntentErrors
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.inventory import (
     NULL_MEANINGS,
     PRODUCT_VARIABLE,
     RKE2_GROUPS,
@@ -41,7 +41,9 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._plan.inventory imp
     shadowed_vars_file_warnings,
     unknown_variable_warnings,
 )
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.failure import failed_result
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.inventory_paths import beside_inventory
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.plain import plain
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.role_variables import (
     HOST_ROLES,
     RoleVariableChecker,
@@ -89,11 +91,6 @@ def dump_json(document):
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def _plain(value):
-    # Templated values carry Ansible's tagged types; the plan and the YAML dumper want plain ones.
-    return json.loads(json.dumps(value, default=to_text))
-
-
 class HostView(Mapping):
     """One host's variables, each templated when read."""
 
@@ -118,7 +115,7 @@ class HostView(Mapping):
 def _template(host_vars, host, name, errors):
     """The plain value of one variable, or None with an IntentError when it cannot be templated."""
     try:
-        return _plain(host_vars[name])
+        return plain(host_vars[name])
     except AnsibleError as error:
         errors.append(IntentError(host, name, f"cannot be templated: {to_text(error.message)}"))
         return None
@@ -340,7 +337,7 @@ class ActionModule(ActionBase):
             if args[name] is not None:
                 settings[name], sources[name] = args[name], f"option {name}"
             else:
-                settings[name] = _plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
+                settings[name] = plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
                 sources[name] = variable
         errors += [IntentError("all", sources[name], message) for name, message in settings_problems(settings).items()]
         try:
@@ -353,13 +350,8 @@ class ActionModule(ActionBase):
         if warnings:
             result["warnings"] = warnings
         if errors:
-            return {
-                **result,
-                "failed": True,
-                "changed": False,
-                "errors": [{"host": e.host, "variable": e.variable, "message": e.message} for e in errors],
-                "msg": "The GPU intent in the inventory is invalid; nothing was written.\n" + str(IntentErrors(errors)),
-            }
+            headline = "The GPU intent in the inventory is invalid; nothing was written."
+            return {**result, **failed_result(IntentErrors(errors), headline)}
         problem = _dest_problem(dest)
         if problem:
             return {**result, "failed": True, "changed": False, "msg": problem + "; nothing was written."}

@@ -43,7 +43,7 @@ _WHY_NOT = {
 }
 
 
-def _plain(description):
+def _description_line(description):
     """One line of text from an argument spec description (a string or a list), Ansible doc markup removed."""
     lines = description if isinstance(description, list) else [description or ""]
     # A line with ": " in it that YAML read as a mapping is put back as the text it was written as.
@@ -125,7 +125,7 @@ def _question(option, spec, source, override, limits):
     choices = [str(choice) for choice in spec.get("choices") or []]
     question = {
         "question_name": option,
-        "question_description": _plain(spec.get("description")) or f"{option} ({source})",
+        "question_description": _description_line(spec.get("description")) or f"{option} ({source})",
         "variable": option,
         "type": question_type,
         "required": bool(spec.get("required", False)),
@@ -170,8 +170,8 @@ def _inventory_question(option, spec, source, limits):
     return {
         "question_name": option,
         "question_description": (
-            f"{_plain(spec.get('description')) or f'{option} ({source})'} Blank: each host keeps its inventory "
-            f"value, else the role's default{otherwise}."
+            f"{_description_line(spec.get('description')) or f'{option} ({source})'} Blank: each host keeps its "
+            f"inventory value, else the role's default{otherwise}."
         ).strip(),
         "variable": INVENTORY_PREFIX + option,
         "type": "text",

@@ -5,9 +5,6 @@
 
 from __future__ import annotations
 
-import json
-
-from ansible.module_utils.common.text.converters import to_text
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_sharing import (
     capacity_differences,
     configmap_data,
@@ -16,27 +13,23 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_sharing import 
     mig_states,
     node_changes,
 )
-
-
-def _plain(value):
-    # Templated values carry Ansible's tagged types; the functions want plain ones.
-    return json.loads(json.dumps(value, default=to_text))
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.plain import plain
 
 
 def gpu_sharing_node_changes(capacity, nodes):
-    return node_changes(_plain(capacity), _plain(nodes))
+    return node_changes(plain(capacity), plain(nodes))
 
 
 def gpu_sharing_configmap_data(planned_data, existing_data, nodes, plan_hosts):
-    return configmap_data(_plain(planned_data), _plain(existing_data), _plain(nodes), _plain(plan_hosts))
+    return configmap_data(plain(planned_data), plain(existing_data), plain(nodes), plain(plan_hosts))
 
 
 def gpu_sharing_mig_states(capacity, nodes):
-    return mig_states(_plain(capacity), _plain(nodes))
+    return mig_states(plain(capacity), plain(nodes))
 
 
 def gpu_sharing_capacity_differences(capacity, nodes):
-    return describe_differences(capacity_differences(_plain(capacity), _plain(nodes)))
+    return describe_differences(capacity_differences(plain(capacity), plain(nodes)))
 
 
 def gpu_sharing_mig_failures(capacity, failed, log_results, namespace):
@@ -44,9 +37,9 @@ def gpu_sharing_mig_failures(capacity, failed, log_results, namespace):
     a result without log_lines is a log that could not be read, and its msg says why."""
     logs = {
         result["item"]["item"]: (result["log_lines"] or [] if "log_lines" in result else str(result.get("msg")))
-        for result in _plain(log_results or [])
+        for result in plain(log_results or [])
     }
-    return mig_failure_messages(_plain(capacity), _plain(failed), logs, namespace)
+    return mig_failure_messages(plain(capacity), plain(failed), logs, namespace)
 
 
 class FilterModule:

@@ -7,8 +7,8 @@ playbooks/upgrade.yml (what an upgrade changes on a node)."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpuops.cluster.plugins.module_utils._preflight.gpus import check_gpus, model_group, os_problem
-from ansible_collections.gpuops.cluster.plugins.module_utils._preflight.upgrade import (
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._preflight.gpus import check_gpus, model_group, os_problem
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._preflight.upgrade import (
     installed_package_version,
     upgrade_changes,
 )

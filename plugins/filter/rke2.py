@@ -5,10 +5,7 @@
 
 from __future__ import annotations
 
-import json
-
-from ansible.module_utils.common.text.converters import to_text
-from ansible_collections.gpuops.cluster.plugins.plugin_utils.inventory_paths import beside_inventory
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.plain import plain
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import (
     SERVER_GROUP,
     check_cluster,
@@ -26,11 +23,6 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import
 VIEW_FACT = "__rke2_host_view"
 
 
-def _plain(value):
-    # Templated values carry Ansible's tagged types; the checks want plain ones.
-    return json.loads(json.dumps(value, default=to_text))
-
-
 def _get(host_vars, name, default=None):
     # hostvars of a host are not a dict: membership first, then the templated value.
     return host_vars[name] if name in host_vars else default  # noqa: SIM401
@@ -45,13 +37,13 @@ def rke2_cluster_check(hostvars, groups, play_hosts, artifacts=None):
             continue
         host_vars = hostvars[server]
         address = _get(host_vars, "rke2_node_ip") or _get(host_vars, "ansible_host") or server
-        declared[server] = _plain({"cluster_init": _get(host_vars, "rke2_cluster_init"), "address": address})
-    return check_cluster(views, _plain(groups or {}), list(play_hosts), declared, _plain(artifacts or {}))
+        declared[server] = plain({"cluster_init": _get(host_vars, "rke2_cluster_init"), "address": address})
+    return check_cluster(views, plain(groups or {}), list(play_hosts), declared, plain(artifacts or {}))
 
 
 def rke2_views(hostvars, hosts):
     """The views the hosts of HOSTS recorded in preflight (hosts that have not run it yet are left out)."""
-    return [_plain(hostvars[host][VIEW_FACT]) for host in hosts if VIEW_FACT in hostvars[host]]
+    return [plain(hostvars[host][VIEW_FACT]) for host in hosts if VIEW_FACT in hostvars[host]]
 
 
 def rke2_airgap_artifacts(folders):
@@ -61,7 +53,7 @@ def rke2_airgap_artifacts(folders):
 
 def rke2_config(view, cluster):
     """RKE2's config.yaml of the host of VIEW as a mapping, given the result of rke2_cluster_check."""
-    return config_document(_plain(view), _plain(cluster))
+    return config_document(plain(view), plain(cluster))
 
 
 def rke2_image_archives(names, arch):
@@ -84,5 +76,4 @@ class FilterModule:
             "rke2_nvidia_runtime": has_nvidia_runtime,
             "rke2_containerd_cdi_problem": containerd_cdi_problem,
             "rke2_image_archives": rke2_image_archives,
-            "beside_inventory": beside_inventory,
         }

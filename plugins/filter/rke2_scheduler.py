@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import json
-
-from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.plain import plain
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_scheduler import (
     check_servers,
     config_settings,
@@ -15,19 +13,14 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_scheduler impo
 )
 
 
-def _plain(value):
-    # Templated values carry Ansible's tagged types; the checks want plain ones.
-    return json.loads(json.dumps(value, default=to_text))
-
-
 def rke2_scheduler_check(views):
     """Problems (host: variable: what is wrong; valid: ...) of rke2_scheduler_extenders in the servers' VIEWS."""
-    return check_servers(_plain(views or []))
+    return check_servers(plain(views or []))
 
 
 def rke2_scheduler_config(extenders):
     """The KubeSchedulerConfiguration (a mapping) calling EXTENDERS, with RKE2's scheduler kubeconfig."""
-    return scheduler_configuration(_plain(extenders or []))
+    return scheduler_configuration(plain(extenders or []))
 
 
 def rke2_scheduler_settings(config_file):

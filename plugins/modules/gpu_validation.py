@@ -316,7 +316,9 @@ import traceback
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.documents import setting_problem
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import setting_problem
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import hami
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing.registry import pod_option_names
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CHECKS, targets
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.kube import (
@@ -325,7 +327,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.kube im
     KubeApiError,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.manifests import (
-    DEFAULT_HAMI_SCHEDULER,
     DEFAULT_TOLERATIONS,
     PodSettings,
     registry_problem,
@@ -369,8 +370,9 @@ def argument_spec():
         "image_pull_secrets": {"type": "list", "elements": "str", "default": [], "no_log": False},
         "registry": {"type": "str"},
         "ttl_seconds_after_finished": {"type": "int", "default": 600},
-        "hami_scheduler_name": {"type": "str", "default": DEFAULT_HAMI_SCHEDULER},
-        "hami_request_gpumem": {"type": "bool", "default": True},
+        # The memory-sharing backends' pod options (_sharing: <backend>_<option>), passed on by settings_from.
+        "hami_scheduler_name": {"type": "str", "default": hami.POD_OPTION_DEFAULTS["scheduler_name"]},
+        "hami_request_gpumem": {"type": "bool", "default": hami.POD_OPTION_DEFAULTS["request_gpumem"]},
     }
 
 
@@ -415,8 +417,7 @@ def settings_from(params):
         image_pull_policy=params["image_pull_policy"],
         image_pull_secrets=tuple(params["image_pull_secrets"]),
         registry=params["registry"] or None,
-        hami_scheduler_name=params["hami_scheduler_name"] or None,
-        hami_request_gpumem=params["hami_request_gpumem"],
+        **{name: params[name] for name in pod_option_names()},
     )
     return RunSettings(
         namespace=params["namespace"],

@@ -172,6 +172,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import fail_module
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, ErrorKind
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.runner import NvidiaSmiRunner
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.state import read_host
@@ -276,7 +277,7 @@ def main():
     try:
         result = gather(module)
     except CommandFailed as failed:
-        module.fail_json(msg=f"nvidia-smi failed: {failed.reason}", **failed.as_dict())
+        fail_module(module, failed, msg=f"nvidia-smi failed: {failed.reason}")
     facts = {
         "nvidia_gpu_detected": result["gpu_detected"],
         "nvidia_gpu_reason": result["reason"],

@@ -262,6 +262,7 @@ import json
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.yaml import HAS_YAML, yaml_load
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import fail_module
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import MigReconcileError
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.mig_reconcile import reconcile
 
@@ -329,8 +330,7 @@ def main():
     try:
         result = reconcile(run, binary, document, name, check_mode=module.check_mode)
     except MigReconcileError as exc:
-        details = {key: value for key, value in exc.result.items() if key != "warnings"}
-        module.fail_json(msg=exc.message, config_name=name, **details, **(exc.command or {}))
+        fail_module(module, exc, config_name=name)
     for warning in result.pop("warnings"):
         module.warn(warning)
     if result["reboot_required"]:

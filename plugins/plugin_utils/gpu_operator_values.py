@@ -14,6 +14,7 @@ import difflib
 import json
 
 import yaml
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import InputError
 
 # Every image repository of the gpu-operator chart v26.7.0 (values.yaml) and of its bundled
 # node-feature-discovery subchart, by values path. A mirror keeps the path after the registry host:
@@ -91,7 +92,7 @@ def release_values(plan_values, image_registry="", user_values=None):
     """The values the release is installed with: plan, then the role's own, then the registry, then the user's."""
     problem = registry_problem(image_registry)
     if problem:
-        raise ValueError(f"gpu_operator_image_registry: {problem}")
+        raise InputError(f"gpu_operator_image_registry: {problem}")
     values = merge_values(plan_values or {}, ROLE_VALUES)
     values = merge_values(values, registry_override(image_registry))
     return merge_values(values, user_values or {})

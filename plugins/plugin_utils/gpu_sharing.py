@@ -9,12 +9,15 @@ tasks only send what these return and the unit tests check every object without 
 
 from __future__ import annotations
 
-DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    MIG_CONFIG_LABEL,
+    RESOURCE_PREFIX,
+)
+
 # Written by the operator's mig-manager: pending, rebooting, success or failed.
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 MIG_DONE_STATES = ("success", "failed")
-RESOURCE_PREFIX = "nvidia.com/"
 # The labels of the plan the role sets; the others are GFD's predictions, which GFD writes itself.
 MANAGED_LABELS = (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL)
 

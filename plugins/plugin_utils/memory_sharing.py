@@ -12,28 +12,17 @@ from __future__ import annotations
 
 import copy
 import json
-import tarfile
 
-import yaml
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing import (
-    BACKEND_LABELS,
-    GPUSHARE_COUNT,
-    GPUSHARE_MEMORY,
-    HAMI,
-    HAMI_DEFAULTS,
-    HAMI_GPU,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing import (
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import hami, registry
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing.base import (
     DEVICE_PLUGIN_DEPLOY_LABEL as DEPLOY_DEVICE_PLUGIN_LABEL,
 )
-from ansible_collections.gpuops.cluster.plugins.plugin_utils import gpu_operator_chart
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_operator_values import merge_values
 
 # Which backend the role labelled a node for: only labels the role set are ever removed.
 MARKER_ANNOTATION = "gpuops.cluster/memory-sharing"
-# Resources the device plugins register (HAMi: resourceName in values.yaml; gpushare: const.go of
-# gpushare-device-plugin, resourceName and resourceCount).
-ADVERTISED_RESOURCES = (HAMI_GPU, GPUSHARE_MEMORY, GPUSHARE_COUNT)
+# The role's variable that says what to do with a backend: auto, present or absent.
+STATE_VARIABLE = "gpu_memory_sharing_{}_state"
 
 
 def _labels(node):
@@ -69,19 +58,40 @@ def backends_in_use(capacity):
     return sorted({entry["backend"] for entry in shared_nodes(capacity).values()})
 
 
+def backend_states(capacity, requested=None):
+    """What the role does with each backend, in the registry's order, and the backends it cannot remove.
+
+    REQUESTED: the role's gpu_memory_sharing_<backend>_state variables by name (a backend without one is auto).
+    Returns {"backends": [{"name", "state", "needs_helm"}], "stuck": [line]}: a backend is present when its
+    variable says present, or auto and a node of the plan uses it, else absent; a backend set absent that nodes
+    of the plan still use is a stuck line naming them.
+    """
+    users = {}
+    for host, planned in (capacity.get("nodes") or {}).items():
+        if planned.get("memory_sharing"):
+            users.setdefault(planned["memory_sharing"].get("backend"), []).append(host)
+    found, stuck = [], []
+    for backend in registry.backends():
+        variable = STATE_VARIABLE.format(backend.name)
+        wanted, hosts = (requested or {}).get(variable, "auto"), users.get(backend.name)
+        state = "present" if wanted == "present" or (wanted == "auto" and hosts) else "absent"
+        found.append({"name": backend.name, "state": state, "needs_helm": backend.needs_helm})
+        if wanted == "absent" and hosts:
+            stuck.append(f"{variable} is absent but the plan shares {', '.join(hosts)} with {backend.title}")
+    return {"backends": found, "stuck": stuck}
+
+
 def wanted_labels(planned):
-    """The labels the role sets on a memory-shared node: the backend's label and the GPU Operator's
+    """The labels the role sets on a memory-shared node: the backend's labels and the GPU Operator's
     device-plugin switch, as the plan writes them (the backend's defaults where the plan has none)."""
     sharing = planned.get("memory_sharing") or {}
-    backend = sharing.get("backend")
-    if backend not in BACKEND_LABELS:
+    backend = registry.get(sharing.get("backend"))
+    if backend is None:
         return {}
-    ((key, value),) = BACKEND_LABELS[backend].items()
     plan_labels = planned.get("labels") or {}
-    return {
-        key: str(plan_labels.get(key, value)),
-        DEPLOY_DEVICE_PLUGIN_LABEL: str(plan_labels.get(DEPLOY_DEVICE_PLUGIN_LABEL, "false")),
-    }
+    wanted = {key: str(plan_labels.get(key, value)) for key, value in backend.node_labels.items()}
+    wanted[DEPLOY_DEVICE_PLUGIN_LABEL] = str(plan_labels.get(DEPLOY_DEVICE_PLUGIN_LABEL, "false"))
+    return wanted
 
 
 def node_changes(capacity, nodes, node_names=None):
@@ -108,14 +118,14 @@ def node_changes(capacity, nodes, node_names=None):
         backend = (planned.get("memory_sharing") or {}).get("backend")
         previous = annotations.get(MARKER_ANNOTATION)
         label_patch = {key: value for key, value in wanted.items() if labels.get(key) != value}
-        if previous in BACKEND_LABELS:
-            for key in (*BACKEND_LABELS[previous], DEPLOY_DEVICE_PLUGIN_LABEL):
+        if registry.get(previous) is not None:
+            for key in (*registry.get(previous).node_labels, DEPLOY_DEVICE_PLUGIN_LABEL):
                 if key not in wanted and key in labels:
                     label_patch[key] = None
         annotation_patch = {}
-        if backend in BACKEND_LABELS and previous != backend:
+        if registry.get(backend) is not None and previous != backend:
             annotation_patch[MARKER_ANNOTATION] = backend
-        elif backend not in BACKEND_LABELS and MARKER_ANNOTATION in annotations:
+        elif registry.get(backend) is None and MARKER_ANNOTATION in annotations:
             annotation_patch[MARKER_ANNOTATION] = None
         if label_patch or annotation_patch:
             patches.append(
@@ -134,7 +144,7 @@ def _number(value):
 
 
 def _settings(entry):
-    return {key: _number(entry.get(key, default)) for key, default in HAMI_DEFAULTS.items()}
+    return {key: _number(entry.get(key, default)) for key, default in hami.DEFAULTS.items()}
 
 
 def hami_node_config(capacity, node_names=None):
@@ -147,7 +157,7 @@ def hami_node_config(capacity, node_names=None):
     keys, so the same plan gives the same string and Helm sees no change.
     """
     entries = []
-    for entry in shared_nodes(capacity, node_names, HAMI).values():
+    for entry in shared_nodes(capacity, node_names, hami.NAME).values():
         settings = _settings(entry)
         entries.append(
             {
@@ -162,23 +172,25 @@ def hami_node_config(capacity, node_names=None):
     return json.dumps({"nodeconfig": entries}, indent=2, sort_keys=True) + "\n"
 
 
-def hami_values(capacity, node_names=None, runtime_class="nvidia", scheduler_name="hami-scheduler", user_values=None):
+def hami_values(
+    capacity, node_names=None, runtime_class="nvidia", scheduler_name=hami.SCHEDULER_NAME, user_values=None
+):
     """Helm values of the HAMi release: the plan's settings, then USER_VALUES merged last.
 
     The cluster-wide deviceSplitCount/deviceMemoryScaling/deviceCoreScaling are the HAMi nodes' settings
     when they all agree, else HAMi's defaults; every HAMi node also gets its own nodeconfig entry, which
     the device plugin applies over the cluster-wide values, so each node gets what the plan says either way.
     """
-    nodes = shared_nodes(capacity, node_names, HAMI)
+    nodes = shared_nodes(capacity, node_names, hami.NAME)
     distinct = {json.dumps(_settings(entry), sort_keys=True) for entry in nodes.values()}
-    common = json.loads(distinct.pop()) if len(distinct) == 1 else dict(HAMI_DEFAULTS)
+    common = json.loads(distinct.pop()) if len(distinct) == 1 else dict(hami.DEFAULTS)
     values = {
         "schedulerName": scheduler_name,
         "devicePlugin": {
             "deviceSplitCount": common["split"],
             "deviceMemoryScaling": common["memory_scaling"],
             "deviceCoreScaling": common["core_scaling"],
-            "nvidiaNodeSelector": dict(BACKEND_LABELS[HAMI]),
+            "nvidiaNodeSelector": dict(hami.NODE_LABELS),
             "nodeConfiguration": {"config": hami_node_config(capacity, node_names)},
         },
     }
@@ -193,7 +205,7 @@ def hami_values(capacity, node_names=None, runtime_class="nvidia", scheduler_nam
 def _allocatable(node):
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     counts = {}
-    for name in ADVERTISED_RESOURCES:
+    for name in registry.advertised_resources():
         value = allocatable.get(name, 0)
         try:
             counts[name] = int(str(value))
@@ -215,7 +227,7 @@ def capacity_differences(capacity, nodes, node_names=None):
             continue
         planned = (capacity["nodes"][host].get("resources")) or {}
         advertised = _allocatable(node)
-        for resource in sorted(set(ADVERTISED_RESOURCES) | set(planned)):
+        for resource in sorted(set(registry.advertised_resources()) | set(planned)):
             want, have = planned.get(resource, 0), advertised.get(resource, 0)
             if want != have:
                 name = host if entry["node"] == host else f"{host} (node {entry['node']})"
@@ -255,32 +267,3 @@ def object_keys(objects):
 
 # Cluster-scoped kinds of gpushare's manifests (a ClusterRoleBinding there names a namespace the API ignores).
 _CLUSTER_KINDS = ("ClusterRole", "ClusterRoleBinding")
-
-
-def chart_source(chart_ref, repo_url=""):
-    """{"kind": local|oci|repo, "repo_name"} for the HAMi chart reference, or {"kind": None, "problem"}."""
-    return gpu_operator_chart.chart_source(
-        chart_ref, repo_url, "gpu_memory_sharing_hami_chart_ref", "hami", "https://project-hami.github.io/HAMi/"
-    )
-
-
-def local_chart_problem(path, version):
-    """Why the packaged chart at PATH is not HAMi VERSION, or None."""
-    try:
-        with tarfile.open(path, "r:gz") as archive:
-            names = [member.name for member in archive.getmembers() if member.isfile()]
-            charts = [name for name in names if name.count("/") == 1 and name.endswith("/Chart.yaml")]
-            if not charts:
-                return f"{path} is not a packaged Helm chart (no CHART/Chart.yaml in it)"
-            meta = yaml.safe_load(archive.extractfile(charts[0]).read()) or {}
-    except (OSError, tarfile.TarError) as error:
-        return f"{path} cannot be read as a packaged Helm chart ({error})"
-    name, found = str(meta.get("name", "")), str(meta.get("version", ""))
-    if name != "hami":
-        return f"{path} is the chart {name!r}, not hami; give the path of HAMi's chart"
-    if found != str(version):
-        return (
-            f"{path} is hami {found}, but gpu_memory_sharing_hami_chart_version is {version}; set the version "
-            "to the file's or use the file of that version"
-        )
-    return None

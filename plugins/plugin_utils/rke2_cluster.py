@@ -18,9 +18,9 @@ import ipaddress
 import os
 import re
 import tomllib
-from dataclasses import dataclass
 
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import label_value_problem
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import label_value_problem
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError
 
 VERSION_PATTERN = re.compile(r"^v\d+\.\d+\.\d+\+rke2r\d+$")
 VERSION_EXAMPLE = "v1.36.3+rke2r1"
@@ -41,18 +41,6 @@ _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-
 # Files of a release folder worth hashing: tarballs and image archives of any architecture.
 _RELEASE_FILE = re.compile(r"(rke2|rke2-images[-.A-Za-z0-9]*)\.linux-[a-z0-9]+\.tar(\.gz|\.zst)?")
 _FLAG_ARG = re.compile(r"^[a-z0-9][-a-z0-9]*=.*$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing that would break the cluster: where, which variable, what is wrong and what would work."""
-
-    host: str
-    variable: str
-    message: str
-
-    def __str__(self):
-        return f"{self.host}: {self.variable}: {self.message}"
 
 
 def rke2_arch(machine):
@@ -164,9 +152,9 @@ def url_host(address):
 
 def _list_problems(host, variable, value, item_check, valid):
     if not isinstance(value, list):
-        return [Problem(host, variable, f"{value!r} is not a list; valid: {valid}")]
+        return [IntentError(host, variable, f"{value!r} is not a list; valid: {valid}")]
     return [
-        Problem(host, variable, f"{item!r}: {why}; valid: {valid}")
+        IntentError(host, variable, f"{item!r}: {why}; valid: {valid}")
         for item in value
         for why in [item_check(item)]
         if why
@@ -211,28 +199,36 @@ def version_problem(version):
     )
 
 
-def host_problems(view):
-    """Problems of one host's own variables (VIEW: what preflight recorded on that host)."""
-    host, found = view["host"], []
+def _version_problems(host, view):
     problem = version_problem(view.get("version", ""))
-    if problem:
-        found.append(Problem(host, "rke2_version", problem))
-    if view.get("state") not in STATES:
-        found.append(Problem(host, "rke2_state", f"{view.get('state')!r} is not a state; valid: present or absent"))
-    if view.get("state") != "present":
-        return found
-    if not view.get("arch"):
-        found.append(
-            Problem(
-                host,
-                "ansible_facts['architecture']",
-                f"{view.get('machine')!r}: RKE2 publishes no release for it; valid: {', '.join(sorted(ARCHES))}",
-            )
+    return [IntentError(host, "rke2_version", problem)] if problem else []
+
+
+def _state_problems(host, view):
+    if view.get("state") in STATES:
+        return []
+    return [IntentError(host, "rke2_state", f"{view.get('state')!r} is not a state; valid: present or absent")]
+
+
+def _arch_problems(host, view):
+    if view.get("arch"):
+        return []
+    return [
+        IntentError(
+            host,
+            "ansible_facts['architecture']",
+            f"{view.get('machine')!r}: RKE2 publishes no release for it; valid: {', '.join(sorted(ARCHES))}",
         )
+    ]
+
+
+def _release_source_problems(host, view):
+    """Where the release comes from: an air-gap folder on the controller, else a download URL."""
+    found = []
     airgap_dir = str(view.get("airgap_dir") or "")
     if airgap_dir and not airgap_dir.startswith("/"):
         found.append(
-            Problem(
+            IntentError(
                 host,
                 "rke2_airgap_dir",
                 f"{airgap_dir!r} is not an absolute path on the controller; "
@@ -242,118 +238,186 @@ def host_problems(view):
     release_url = str(view.get("release_url") or "")
     if not airgap_dir and not re.match(r"^https?://[^\s]+$", release_url):
         found.append(
-            Problem(
+            IntentError(
                 host,
                 "rke2_release_url",
                 f"{release_url!r} is not an http(s) URL; valid: RKE2's release "
                 "download URL (https://github.com/rancher/rke2/releases/download) or a mirror of it",
             )
         )
+    return found
+
+
+def _api_endpoint_problems(host, view):
     endpoint = view.get("api_endpoint") or ""
-    if endpoint and endpoint_problem(endpoint):
-        found.append(
-            Problem(
-                host,
-                "rke2_api_endpoint",
-                f"{endpoint!r}: {endpoint_problem(endpoint)}; valid: the "
-                'host name or address of the VIP or load balancer in front of the servers, or ""',
-            )
+    if not endpoint or not endpoint_problem(endpoint):
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_api_endpoint",
+            f"{endpoint!r}: {endpoint_problem(endpoint)}; valid: the "
+            'host name or address of the VIP or load balancer in front of the servers, or ""',
         )
+    ]
+
+
+def _node_name_problems(host, view):
     node_name = str(view.get("node_name") or "")
-    if len(node_name) > 253 or not _NODE_NAME.match(node_name):
-        found.append(
-            Problem(
-                host,
-                "rke2_node_name",
-                f"{node_name!r} is not a Kubernetes node name; valid: lower-case "
-                "letters, digits, '-' and '.' (a DNS subdomain); set rke2_node_name when the inventory "
-                "name is not one",
-            )
+    if len(node_name) <= 253 and _NODE_NAME.match(node_name):
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_node_name",
+            f"{node_name!r} is not a Kubernetes node name; valid: lower-case "
+            "letters, digits, '-' and '.' (a DNS subdomain); set rke2_node_name when the inventory "
+            "name is not one",
         )
+    ]
+
+
+def _node_ip_problems(host, view):
     node_ip = view.get("node_ip") or ""
-    if node_ip:
-        try:
-            ipaddress.ip_address(str(node_ip))
-        except ValueError:
-            found.append(
-                Problem(
-                    host,
-                    "rke2_node_ip",
-                    f'{node_ip!r} is not an IP address; valid: an address of this host, or "" to let RKE2 choose',
-                )
+    if not node_ip:
+        return []
+    try:
+        ipaddress.ip_address(str(node_ip))
+    except ValueError:
+        return [
+            IntentError(
+                host,
+                "rke2_node_ip",
+                f'{node_ip!r} is not an IP address; valid: an address of this host, or "" to let RKE2 choose',
             )
-    found += _list_problems(
-        host, "rke2_node_labels", view.get("node_labels"), _label_problem, "a list of key=value node labels"
-    )
-    found += _list_problems(
-        host,
+        ]
+    return []
+
+
+# The list variables of a host: (variable, key of the view, check of one item, what is valid).
+_LIST_VARIABLES = (
+    ("rke2_node_labels", "node_labels", _label_problem, "a list of key=value node labels"),
+    (
         "rke2_node_taints",
-        view.get("node_taints"),
+        "node_taints",
         _taint_problem,
         f"a list of key=value:Effect taints, Effect one of {', '.join(TAINT_EFFECTS)}",
-    )
-    found += _list_problems(
-        host,
+    ),
+    (
         "rke2_kubelet_args",
-        view.get("kubelet_args"),
+        "kubelet_args",
         _flag_problem,
         "a list of kubelet flags without dashes, name=value (max-pods=250)",
-    )
-    found += _list_problems(
-        host, "rke2_tls_san", view.get("tls_san"), _string_problem, "a list of host names or addresses"
-    )
-    if not isinstance(view.get("config_extra"), dict):
-        found.append(Problem(host, "rke2_config_extra", "is not a mapping; valid: RKE2 config.yaml keys and values"))
+    ),
+    ("rke2_tls_san", "tls_san", _string_problem, "a list of host names or addresses"),
+)
+
+
+def _list_variable_problems(host, view):
+    found = []
+    for variable, key, item_check, valid in _LIST_VARIABLES:
+        found += _list_problems(host, variable, view.get(key), item_check, valid)
+    return found
+
+
+def _config_extra_problems(host, view):
+    if isinstance(view.get("config_extra"), dict):
+        return []
+    return [IntentError(host, "rke2_config_extra", "is not a mapping; valid: RKE2 config.yaml keys and values")]
+
+
+def _registries_problems(host, view):
     # Only the keys of registries.yaml reach the view: its values may hold credentials.
     registries_keys = view.get("registries_keys")
     extra = sorted(set(registries_keys) - set(REGISTRIES_KEYS)) if isinstance(registries_keys, list) else []
-    if not isinstance(registries_keys, list) or extra:
-        found.append(
-            Problem(
-                host,
-                "rke2_registries",
-                f"{'unknown keys ' + repr(extra) if extra else 'not a mapping'}; "
-                "valid: the whole registries.yaml of RKE2, a mapping with mirrors and configs",
-            )
+    if isinstance(registries_keys, list) and not extra:
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_registries",
+            f"{'unknown keys ' + repr(extra) if extra else 'not a mapping'}; "
+            "valid: the whole registries.yaml of RKE2, a mapping with mirrors and configs",
         )
+    ]
+
+
+def _wait_timeout_problems(host, view):
     timeout = view.get("wait_timeout")
     if isinstance(timeout, str) and timeout.isdigit():
         timeout = int(timeout)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        found.append(
-            Problem(
-                host,
-                "rke2_wait_timeout",
-                f"{timeout!r} is not a number of seconds; valid: a whole number greater than 0",
-            )
+    if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_wait_timeout",
+            f"{timeout!r} is not a number of seconds; valid: a whole number greater than 0",
         )
+    ]
+
+
+def _default_runtime_problems(host, view):
     runtime = str(view.get("default_runtime") or "")
-    if runtime.startswith("nvidia") and not view.get("gpu_node"):
-        found.append(
-            Problem(
-                host,
-                "rke2_default_runtime",
-                f"{runtime!r} on a host outside gpu_nodes, whose "
-                'containerd has no nvidia runtime, so no pod would start there; valid: "" on '
-                "hosts without GPUs (set it in group_vars/gpu_nodes)",
-            )
+    if not runtime.startswith("nvidia") or view.get("gpu_node"):
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_default_runtime",
+            f"{runtime!r} on a host outside gpu_nodes, whose "
+            'containerd has no nvidia runtime, so no pod would start there; valid: "" on '
+            "hosts without GPUs (set it in group_vars/gpu_nodes)",
         )
-    if (
+    ]
+
+
+def _nvidia_runtime_problems(host, view):
+    """A GPU node that needs the nvidia runtime before RKE2's first start, and lacks it."""
+    missing = (
         view.get("gpu_node")
         and view.get("require_nvidia_runtime")
         and not view.get("installed_version")
         and not view.get("nvidia_runtime")
-    ):
-        found.append(
-            Problem(
-                host,
-                "rke2_require_nvidia_runtime",
-                "nvidia-container-runtime is missing on this GPU node and RKE2 is not installed yet: "
-                "RKE2 adds the nvidia runtime to containerd only when it finds the toolkit at start. "
-                "Run playbooks/gpu_hosts.yml first (it installs the NVIDIA Container Toolkit), or set "
-                "rke2_require_nvidia_runtime: false to start RKE2 without GPU support",
-            )
+    )
+    if not missing:
+        return []
+    return [
+        IntentError(
+            host,
+            "rke2_require_nvidia_runtime",
+            "nvidia-container-runtime is missing on this GPU node and RKE2 is not installed yet: "
+            "RKE2 adds the nvidia runtime to containerd only when it finds the toolkit at start. "
+            "Run playbooks/gpu_hosts.yml first (it installs the NVIDIA Container Toolkit), or set "
+            "rke2_require_nvidia_runtime: false to start RKE2 without GPU support",
         )
+    ]
+
+
+# The checks of a host RKE2 is to be on (rke2_state present), in the order their problems are reported.
+_PRESENT_HOST_CHECKS = (
+    _arch_problems,
+    _release_source_problems,
+    _api_endpoint_problems,
+    _node_name_problems,
+    _node_ip_problems,
+    _list_variable_problems,
+    _config_extra_problems,
+    _registries_problems,
+    _wait_timeout_problems,
+    _default_runtime_problems,
+    _nvidia_runtime_problems,
+)
+
+
+def host_problems(view):
+    """Problems of one host's own variables (VIEW: what preflight recorded on that host)."""
+    host = view["host"]
+    found = _version_problems(host, view) + _state_problems(host, view)
+    if view.get("state") != "present":
+        return found
+    for check in _PRESENT_HOST_CHECKS:
+        found += check(host, view)
     return found
 
 
@@ -391,7 +455,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     problems = []
     for host in sorted(set(servers) & set(agents)):
         problems.append(
-            Problem(
+            IntentError(
                 host,
                 "groups",
                 f"in both {SERVER_GROUP} and {AGENT_GROUP}; valid: one of them (a "
@@ -401,7 +465,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     for host in play_hosts:
         if host not in servers and host not in agents:
             problems.append(
-                Problem(
+                IntentError(
                     host,
                     "groups",
                     f"in neither {SERVER_GROUP} nor {AGENT_GROUP}, so RKE2 does not "
@@ -416,7 +480,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     if len(first) > 1:
         for host in first:
             problems.append(
-                Problem(
+                IntentError(
                     host,
                     "rke2_cluster_init",
                     f"true on {len(first)} servers ({', '.join(first)}): "
@@ -426,7 +490,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
             )
     elif servers and not first:
         problems.append(
-            Problem(
+            IntentError(
                 servers[0],
                 "rke2_cluster_init",
                 f"false on every server of {SERVER_GROUP}, so none "
@@ -439,7 +503,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     if not servers:
         for view in present:
             problems.append(
-                Problem(
+                IntentError(
                     view["host"],
                     AGENT_GROUP,
                     f"no host in {SERVER_GROUP} to join; valid: at "
@@ -450,7 +514,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     if first_view and first_view.get("state") == "absent":
         for view in joining:
             problems.append(
-                Problem(
+                IntentError(
                     view["host"],
                     "rke2_state",
                     f"present, but the first server {first_server} is "
@@ -462,7 +526,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
         for view in joining:
             if not view.get("token_set") and not view.get("installed_version"):
                 problems.append(
-                    Problem(
+                    IntentError(
                         view["host"],
                         "rke2_token",
                         f"not set, and the first server {first_server} is "
@@ -475,7 +539,7 @@ def check_cluster(views, groups, play_hosts, declared=None, artifacts=None):
     if len(endpoints) > 1:
         for view in present:
             problems.append(
-                Problem(
+                IntentError(
                     view["host"],
                     "rke2_api_endpoint",
                     f"{view.get('api_endpoint')!r}, while other "
@@ -513,7 +577,7 @@ def artifact_problems(views, artifacts):
         sums_text = (info.get("sums") or {}).get(names["sums"])
         if sums_text is None:
             found.append(
-                Problem(
+                IntentError(
                     view["host"],
                     "rke2_airgap_dir",
                     f"{folder} has no {names['sums']}; valid: a folder "
@@ -526,7 +590,7 @@ def artifact_problems(views, artifacts):
         for name in wanted:
             if name not in files:
                 found.append(
-                    Problem(
+                    IntentError(
                         view["host"],
                         "rke2_airgap_dir",
                         f"{folder} has no {name}; valid: the release's {name} for rke2_version {view.get('version')}",
@@ -534,7 +598,7 @@ def artifact_problems(views, artifacts):
                 )
             elif name not in sums:
                 found.append(
-                    Problem(
+                    IntentError(
                         view["host"],
                         "rke2_airgap_dir",
                         f"{folder}/{name} is not listed in "
@@ -544,7 +608,7 @@ def artifact_problems(views, artifacts):
                 )
             elif files[name] != sums[name]:
                 found.append(
-                    Problem(
+                    IntentError(
                         view["host"],
                         "rke2_airgap_dir",
                         f"{folder}/{name} has sha256 {files[name]}, "

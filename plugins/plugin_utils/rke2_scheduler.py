@@ -18,7 +18,7 @@ import difflib
 import json
 import re
 
-from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_cluster import Problem
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError
 
 VARIABLE = "rke2_scheduler_extenders"
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -157,13 +157,13 @@ def check_servers(views):
     problems = []
     for view in servers:
         problems += [
-            Problem(view["host"], VARIABLE, line) for line in extenders_problems(view.get("scheduler_extenders"))
+            IntentError(view["host"], VARIABLE, line) for line in extenders_problems(view.get("scheduler_extenders"))
         ]
     if not problems:
         variants = {json.dumps(view.get("scheduler_extenders"), sort_keys=True) for view in servers}
         if len(variants) > 1:
             problems += [
-                Problem(
+                IntentError(
                     view["host"],
                     VARIABLE,
                     "differs between servers; valid: one list for every server (group_vars/rke2_servers), "

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import mig_resource_name
 
 _VENDOR = "10DE"
 
@@ -45,8 +46,7 @@ class GiProfile:
 
     @property
     def resource_name(self):
-        # k8s-device-plugin internal/rm/rm.go: strings.ReplaceAll("mig-"+profile, "+", ".")
-        return "mig-" + self.name.replace("+", ".")
+        return mig_resource_name(self.name)
 
     @property
     def media_extensions(self):

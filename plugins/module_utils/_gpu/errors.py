@@ -1,10 +1,12 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Errors of the GPU knowledge: a request the catalog or the MIG geometry cannot satisfy.
+"""The root of the collection's errors, and the errors of the GPU knowledge.
 
-excerpt() is how every message of the collection quotes a value it was given: the plan's errors and the
-GPU knowledge's alike (this package is the one both may import).
+GpuopsError is the base of every error the collection raises on purpose: it is defined here, in the package
+every other may import (the host-side ones included), so that one `except GpuopsError` catches them all and
+one place turns them into a task failure (plugin_utils/failure.py on the controller, fail_module() in modules).
+excerpt() is how every message of the collection quotes a value it was given.
 """
 
 from __future__ import annotations
@@ -16,7 +18,22 @@ EXCERPT_CHARS = 40
 _EXCERPT_INT_BITS = 1024
 
 
-class GpuError(ValueError):
+class GpuopsError(Exception):
+    """Root of the collection's errors; str() is the message a user reads, as it stands.
+
+    Each subclass also keeps the builtin base its callers catch (ValueError, RuntimeError).
+    """
+
+    def result_fields(self):
+        """What a failed task returns besides msg, by name: nothing unless the error knows more."""
+        return {}
+
+
+class InputError(GpuopsError, ValueError):
+    """A value given to the collection that it cannot use; str() names the variable and what would be valid."""
+
+
+class GpuError(GpuopsError, ValueError):
     """Something a GPU cannot do; str() is one sentence: what is wrong and what is valid."""
 
 
@@ -38,3 +55,13 @@ def excerpt(value, limit=EXCERPT_CHARS, bare=False):
         return text
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"
     return f"{text[:limit]}... ({size})"
+
+
+def fail_module(module, error, msg=None, **fields):
+    """Fail the task of MODULE (an AnsibleModule) with ERROR, a GpuopsError: MSG, else the error's message,
+    with the error's result_fields() and FIELDS.
+
+    The one shape of a module's `except GpuopsError` (kubernetes.core's fail_from_exception does the same).
+    MODULE is duck-typed: this package imports nothing of Ansible.
+    """
+    module.fail_json(msg=str(error) if msg is None else msg, **error.result_fields(), **fields)

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import MigLayoutError, excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import mig_resource_name
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import MAX_MIG_DEVICES_PER_GPU
 
 
@@ -68,8 +69,8 @@ class MigDeviceProfile:
 
     @property
     def resource_name(self):
-        # k8s-device-plugin internal/rm/rm.go: "mig-" + the MIG device's profile string, "+" as ".".
-        return "mig-" + self.name.replace("+", ".")
+        # From the MIG device's profile string, compute slices included ("1c.2g.20gb").
+        return mig_resource_name(self.name)
 
     @property
     def compute_slices(self):

@@ -4,7 +4,8 @@
 """What can go wrong on a host, classified so that callers act on it without matching text.
 
 :func:`classify_error` turns an nvidia-smi run into an :class:`ErrorKind` (wait for clients to go,
-plan a reboot, report an unsupported GPU); the exceptions form one hierarchy under :class:`HostError`.
+plan a reboot, report an unsupported GPU); the exceptions form one hierarchy under :class:`HostError`, itself
+a GpuopsError.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
 
 # nvidia-smi(1) RETURN VALUE: 9 "NVIDIA driver is not loaded".
 RC_DRIVER_NOT_LOADED = 9
@@ -97,7 +100,7 @@ def classify_error(rc, stdout, stderr=""):
     return NvidiaSmiError(kind, message, rc)
 
 
-class HostError(Exception):
+class HostError(GpuopsError):
     """Base of the errors raised while reading or changing a host's GPUs."""
 
 
@@ -115,6 +118,9 @@ class CommandFailed(HostError):
     def as_dict(self):
         return {"cmd": self.argv, "rc": self.rc, "stdout": self.stdout, "stderr": self.stderr}
 
+    def result_fields(self):
+        return self.as_dict()
+
 
 class MigReconcileError(HostError):
     """The layout was not applied. ``result`` holds what is known (GPUs before/after, commands)."""
@@ -122,3 +128,8 @@ class MigReconcileError(HostError):
     def __init__(self, message, result=None, command=None):
         super().__init__(message)
         self.message, self.result, self.command = message, result or {}, command
+
+    def result_fields(self):
+        """What is known of the GPUs and the failed call; the warnings go to the task's warnings instead."""
+        details = {key: value for key, value in self.result.items() if key != "warnings"}
+        return {**details, **(self.command or {})}

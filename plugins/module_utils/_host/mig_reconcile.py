@@ -37,7 +37,11 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout imp
     plan_layout,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._host import commands
-from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import CommandFailed, MigReconcileError
+from ansible_collections.gpuops.cluster.plugins.module_utils._host.errors import (
+    CommandFailed,
+    HostError,
+    MigReconcileError,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._host.model import (
     DISABLED,
     ENABLED,
@@ -496,7 +500,7 @@ def _reset_failure(exc):
     return f"{exc.reason} ({exc.kind})" if exc.kind else exc.reason
 
 
-class _ChangeFailed(Exception):
+class _ChangeFailed(HostError):
     """A step failed once the run may have changed GPUs: every GPU it changed is to be put back.
 
     ``index`` is the GPU that failed (put back first), None when the step concerned no single GPU.

@@ -8,28 +8,24 @@ smoke:    per node and planned GPU resource, one pod with one unit that lists it
 cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample.
 sharing:  per node and time-sliced or MPS resource (replicas R > 1), one pod per advertised unit, all at once,
           up to a cap, which then shows whether R pods share each physical device.
-          HAMi nodes: one pod per advertised unit (split per GPU), each with 1/split of a GPU's memory, so that
-          `split` pods share each GPU. gpushare nodes: N pods of (GiB of one GPU // N) GiB, N the GiB of one GPU
-          up to the cap, which gpushare's extender packs onto one GPU.
+          Memory-shared nodes: as their backend splits a unit (module_utils/_sharing). HAMi nodes: one pod per
+          advertised unit (split per GPU), each with 1/split of a GPU's memory, so that `split` pods share each
+          GPU. gpushare nodes: N pods of (GiB of one GPU // N) GiB, N the GiB of one GPU up to the cap, which
+          gpushare's extender packs onto one GPU.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
-    FULL_GPU_RESOURCE,
-    GPUSHARE,
-    GPUSHARE_COUNT_RESOURCE,
-    GPUSHARE_MEMORY_RESOURCE,
-    HAMI,
-    HAMI_MEMORY_RESOURCE,
-    MEMORY_SHARING_BACKENDS,
     DeviceExpectation,
     expectation,
-    hami_gpu_mib,
     memory_sharing,
+    shared_unit,
+    with_unit,
 )
 
 CAPACITY, SMOKE, CUDA, SHARING = "capacity", "smoke", "cuda", "sharing"
@@ -98,27 +94,11 @@ def _memory_sharing_problems(host, node):
     if entry is None:
         return []
     where = f"plan.nodes.{host}.memory_sharing"
-    if not isinstance(entry, dict) or entry.get("backend") not in MEMORY_SHARING_BACKENDS:
+    if memory_sharing(node) is None:
         return [
-            f"{where}: must be null or a mapping whose backend is one of {', '.join(MEMORY_SHARING_BACKENDS)}, "
-            f"got {entry!r}"
+            f"{where}: must be null or a mapping whose backend is one of {', '.join(registry.names())}, got {entry!r}"
         ]
-    resources = node.get("resources") if isinstance(node.get("resources"), dict) else {}
-    if entry["backend"] == HAMI:
-        split = entry.get("split")
-        if not isinstance(split, int) or isinstance(split, bool) or split < 1:
-            return [f"{where}.split: must be a whole number of 1 or more, got {split!r}"]
-        if hami_gpu_mib(node) is None:
-            return [
-                f"{where}: the memory of one GPU is unknown (no scheduler_accounts['{HAMI_MEMORY_RESOURCE}'] and "
-                f"no memory in the catalog for {node.get('gpu_product')!r}); the sharing pods ask for a share of it"
-            ]
-    elif not resources.get(GPUSHARE_MEMORY_RESOURCE) or not resources.get(GPUSHARE_COUNT_RESOURCE):
-        return [
-            f"{where}: gpushare nodes advertise {GPUSHARE_MEMORY_RESOURCE} and {GPUSHARE_COUNT_RESOURCE}, but "
-            f"resources has {sorted(resources) or 'none'}"
-        ]
-    return []
+    return registry.of(entry).plan_problems(where, node)
 
 
 def targets(plan, node_names=None):
@@ -141,24 +121,11 @@ def _gpu_resources(target):
     planned = {resource: count for resource, count in (target.plan.get("resources") or {}).items() if count > 0}
     entry = memory_sharing(target.plan)
     if entry is not None:
-        # HAMi registers its split devices as nvidia.com/gpu; gpushare's pods ask for memory, its GPU count is
-        # only a node status figure no device plugin hands out.
-        wanted = FULL_GPU_RESOURCE if entry["backend"] == HAMI else GPUSHARE_MEMORY_RESOURCE
+        wanted = registry.of(entry).pod_resource
         return [wanted] if wanted in planned else []
-    return sorted(resource for resource in planned if resource != GPUSHARE_COUNT_RESOURCE)
-
-
-def _gpushare_share(expect, max_pods):
-    """EXPECT for N pods that split one GPU's GiB evenly: N is that GiB, at most MAX_PODS."""
-    count = min(expect.replicas, max_pods)
-    size = expect.replicas // count if count else 0
-    return replace(
-        expect,
-        replicas=count,
-        advertised=count,
-        slice_size=size,
-        sharing=f"gpushare, {GPUSHARE_MEMORY_RESOURCE} {size} GiB per pod",
-    )
+    # A resource only some node status shows (gpushare's GPU count) is no unit a pod can ask for.
+    unallocatable = registry.unallocatable_resources()
+    return sorted(resource for resource in planned if resource not in unallocatable)
 
 
 def smoke_probes(target_list):
@@ -184,8 +151,9 @@ def sharing_groups(target_list, max_pods):
     for target in target_list:
         for resource in _gpu_resources(target):
             expect = expectation(target.plan, resource)
-            if expect.backend == GPUSHARE:
-                expect = _gpushare_share(expect, max_pods)
+            backend = registry.get(expect.backend)
+            if backend is not None:
+                expect = with_unit(expect, backend.sharing_check_unit(shared_unit(expect), max_pods))
             if expect.replicas <= 1:
                 continue
             count = min(expect.advertised, max_pods)

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
 
-class ValidationInputError(ValueError):
+
+class ValidationInputError(GpuopsError, ValueError):
     """Input the validation cannot run with; the problems name the option (and host) and what would be valid."""
 
     def __init__(self, problems):

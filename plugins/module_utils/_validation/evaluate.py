@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import RESOURCE_PREFIX
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import capped_note
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
     KIND_MIG,
@@ -131,25 +133,27 @@ def sharing(group, outcomes):
     return Verdict(True, f"{text}; {note}" if note else text, devices)
 
 
-# Domains of the GPU resources a node's allocatable is searched in for ones the plan lacks: NVIDIA's and HAMi's
-# device plugins register under nvidia.com/, gpushare's under aliyun.com/.
-GPU_RESOURCE_DOMAINS = ("nvidia.com/", "aliyun.com/")
+def gpu_resource_domains():
+    """Domains of the GPU resources a node's allocatable is searched in for ones the plan lacks: NVIDIA's, then
+    those of the memory-sharing backends' device plugins (HAMi's nvidia.com/, gpushare's aliyun.com/)."""
+    return tuple(dict.fromkeys((RESOURCE_PREFIX, *registry.resource_domains())))
 
 
 def capacity_scope(expected):
     """The resources the capacity check compares, for people: "nvidia.com/*" or "aliyun.com/*, nvidia.com/*"."""
-    domains = {domain for domain in GPU_RESOURCE_DOMAINS if any(name.startswith(domain) for name in expected)}
-    domains.add(GPU_RESOURCE_DOMAINS[0])
-    domains.update(name for name in expected if not name.startswith(GPU_RESOURCE_DOMAINS))
+    all_domains = gpu_resource_domains()
+    domains = {domain for domain in all_domains if any(name.startswith(domain) for name in expected)}
+    domains.add(RESOURCE_PREFIX)
+    domains.update(name for name in expected if not name.startswith(all_domains))
     return ", ".join(f"{domain}*" if domain.endswith("/") else domain for domain in sorted(domains))
 
 
 def capacity(expected, allocatable):
     """Compare every resource the plan's RESOURCES name with a node's allocatable, and look for GPU resources
     (nvidia.com/, aliyun.com/) the node advertises beyond the plan."""
-    found = {}
+    found, domains = {}, gpu_resource_domains()
     for name, value in (allocatable or {}).items():
-        if name in expected or name.startswith(GPU_RESOURCE_DOMAINS):
+        if name in expected or name.startswith(domains):
             try:
                 found[name] = int(str(value))
             except ValueError:

@@ -8,37 +8,30 @@ GPU Feature Discovery writes for them, named after the resource before renaming
 (`nvidia.com/gpu.replicas` describes `nvidia.com/gpu.shared` too).
 
 A node that shares its GPUs by memory (the entry's `memory_sharing`, HAMi or gpushare) has no NVIDIA device
-plugin: its sharing is read from `memory_sharing` and its resources, not from GFD's replicas labels.
+plugin: its backend (module_utils/_sharing) reads its sharing from `memory_sharing` and its resources, not from
+GFD's replicas labels.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product, normalize_product_name
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
+    FULL_GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_LABEL,
+    SHARED_SUFFIX,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing.base import SharedUnit
 
-FULL_GPU_RESOURCE = "nvidia.com/gpu"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
-# The device plugin appends ".shared" to a time-sliced or MPS resource when renaming is on.
-SHARED_SUFFIX = ".shared"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 # With MIG strategy single, GFD names the product "<GPU>-MIG-<profile>" (plus "-SHARED" when shared).
 _SINGLE_PRODUCT = re.compile(r"-MIG-(?P<profile>.+?)(?:-SHARED)?$")
-SHARING_STRATEGIES = ("time-slicing", "mps")
 
 KIND_GPU = "gpu"
 KIND_MIG = "mig"
-
-# The names of the plan's memory_sharing (module_utils/_plan/memory_sharing.py, which modules do not import).
-HAMI, GPUSHARE = "hami", "gpushare"
-MEMORY_SHARING_BACKENDS = (HAMI, GPUSHARE)
-# HAMi's scheduler reads a container's memory slice, in MiB, from this limit (pkg/device/nvidia/device.go,
-# GenerateResourceRequests; without it the container takes all of the GPU's memory).
-HAMI_MEMORY_RESOURCE = "nvidia.com/gpumem"
-# gpushare's device plugin advertises the node's GPU memory in GiB, and the GPU count as a resource no pod asks for.
-GPUSHARE_MEMORY_RESOURCE = "aliyun.com/gpu-mem"
-GPUSHARE_COUNT_RESOURCE = "aliyun.com/gpu-count"
 
 
 @dataclass(frozen=True)
@@ -76,72 +69,44 @@ def _replicas(labels, base):
 
 
 def memory_sharing(node_plan):
-    """The node's `memory_sharing` entry when it names a known backend, else None."""
+    """The node's `memory_sharing` entry when it names a registered backend, else None."""
     entry = node_plan.get("memory_sharing")
-    if isinstance(entry, dict) and entry.get("backend") in MEMORY_SHARING_BACKENDS:
+    if isinstance(entry, dict) and registry.get(entry.get("backend")) is not None:
         return entry
     return None
 
 
-def hami_gpu_mib(node_plan):
-    """MiB HAMi's scheduler accounts per GPU (memory_scaling included), or None when neither the plan nor the
-    catalog says.
-
-    The plan's scheduler_accounts["nvidia.com/gpumem"] covers all of the node's GPUs; without it, the catalog's
-    memory (as nvidia-smi prints it, which is what HAMi's device plugin reads through NVML) times memory_scaling.
-    """
-    entry = memory_sharing(node_plan) or {}
-    count = node_plan.get("gpu_count") or 0
-    accounted = (entry.get("scheduler_accounts") or {}).get(HAMI_MEMORY_RESOURCE)
-    if isinstance(accounted, int) and not isinstance(accounted, bool) and accounted > 0 and count > 0:
-        return accounted // count
-    product = find_product(str(node_plan.get("gpu_product") or ""))
-    if product is None or not product.memory_mib:
-        return None
-    return int(product.memory_mib * float(entry.get("memory_scaling", 1) or 1))
+def shared_unit(expect):
+    """The SharedUnit of a memory-shared EXPECT."""
+    return SharedUnit(expect.replicas, expect.advertised, expect.sharing, expect.slice_resource, expect.slice_size)
 
 
-def gpushare_gpu_gib(node_plan):
-    """GiB of one GPU as gpushare's scheduler extender counts it: the node's aliyun.com/gpu-mem over its GPU count
-    (gpushare-scheduler-extender pkg/cache/nodeinfo.go, NewNodeInfo), or 0 when the plan gives neither."""
-    resources = node_plan.get("resources") or {}
-    count = resources.get(GPUSHARE_COUNT_RESOURCE) or node_plan.get("gpu_count") or 0
-    return int(resources.get(GPUSHARE_MEMORY_RESOURCE, 0)) // count if count else 0
+def with_unit(expect, unit):
+    """EXPECT with the SharedUnit UNIT in place of its own."""
+    return replace(
+        expect,
+        replicas=unit.replicas,
+        advertised=unit.advertised,
+        sharing=unit.sharing,
+        slice_resource=unit.slice_resource,
+        slice_size=unit.slice_size,
+    )
 
 
 def _memory_shared(node_plan, entry, resource):
-    product = str(node_plan.get("gpu_product") or "")
-    advertised = int((node_plan.get("resources") or {}).get(resource, 0))
-    if entry["backend"] == HAMI:
-        split = max(int(entry.get("split", 1) or 1), 1)
-        gpu_mib = hami_gpu_mib(node_plan)
-        # HAMi counts each GPU as `split` devices; one of `split` pods gets an even share of its memory.
-        size = gpu_mib // split if gpu_mib else 0
-        return DeviceExpectation(
-            resource=resource,
-            kind=KIND_GPU,
-            mig_profile=None,
-            product=product,
-            replicas=split,
-            sharing=f"HAMi, {HAMI_MEMORY_RESOURCE} {size} MiB per pod",
-            advertised=advertised,
-            backend=HAMI,
-            slice_resource=HAMI_MEMORY_RESOURCE,
-            slice_size=size,
-        )
-    # gpushare: one GPU's worth of GiB; the sharing check picks how many pods split it (checks.sharing_groups).
-    gib = gpushare_gpu_gib(node_plan)
+    backend = registry.of(entry)
+    unit = backend.validation_unit(node_plan, resource)
     return DeviceExpectation(
         resource=resource,
         kind=KIND_GPU,
         mig_profile=None,
-        product=product,
-        replicas=gib,
-        sharing=f"gpushare, {GPUSHARE_MEMORY_RESOURCE} 1 GiB per pod",
-        advertised=gib,
-        backend=GPUSHARE,
-        slice_resource=GPUSHARE_MEMORY_RESOURCE,
-        slice_size=1,
+        product=str(node_plan.get("gpu_product") or ""),
+        replicas=unit.replicas,
+        sharing=unit.sharing,
+        advertised=unit.advertised,
+        backend=backend.name,
+        slice_resource=unit.slice_resource,
+        slice_size=unit.slice_size,
     )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
+
 try:
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
@@ -25,7 +27,7 @@ else:
 PROPAGATION = "Background"
 
 
-class KubeApiError(RuntimeError):
+class KubeApiError(GpuopsError, RuntimeError):
     """A call the API refused or could not answer; str() names the call and the API's reason."""
 
     def __init__(self, message, status=None):

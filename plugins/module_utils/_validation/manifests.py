@@ -7,8 +7,9 @@ Every Job runs one pod with one container, never restarted or retried, pinned to
 kubernetes.io/hostname label (the scheduler still binds it, so taints, resources and the device plugin all
 count). The command's output and exit code come back as the container's termination message and exit code.
 
-On memory-shared nodes the pods ask what the sharing scheduler reads: HAMi's pods go to HAMi's scheduler, and
-its sharing pods add their nvidia.com/gpumem slice; gpushare's pods ask for aliyun.com/gpu-mem in GiB.
+On memory-shared nodes the pods ask what the sharing scheduler reads, as the node's backend says
+(module_utils/_sharing): HAMi's pods go to HAMi's scheduler, and its sharing pods add their nvidia.com/gpumem
+slice; gpushare's pods ask for aliyun.com/gpu-mem in GiB.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, field, fields
 
+# As sharing_backends: `registry` here is the image registry of the pods.
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import FULL_GPU_RESOURCE
+from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry as sharing_backends
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CUDA, SHARING
-from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import GPUSHARE, HAMI
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "gpuops.cluster")
 COMPONENT = ("app.kubernetes.io/component", "gpu-validation")
@@ -34,17 +37,18 @@ CONTAINER_NAME = "validation"
 DEADLINE_MARGIN = 30
 # A pod stopped at cleanup has only a shell to stop: no reason to wait the default 30 s.
 GRACE_SECONDS = 1
-DEFAULT_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+DEFAULT_TOLERATIONS = ({"key": FULL_GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},)
 _REGISTRY_HOST = re.compile(r"[.:]|^localhost$")
-DEFAULT_HAMI_SCHEDULER = "hami-scheduler"
-# HAMi's scheduler spreads a node's pods over its GPUs by default; binpack fills one GPU before the next, so
-# that even a capped sharing check puts `split` pods on its first GPU.
-HAMI_GPU_POLICY = ("hami.io/gpu-scheduler-policy", "binpack")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PodSettings:
-    """Everything a validation pod takes from the user; see the module's options."""
+    """Everything a validation pod takes from the user; see the module's options.
+
+    Keyword arguments only. A memory-sharing backend's own options (its pod_option_defaults) are given flat, as
+    the module names them (hami_scheduler_name), or by backend in sharing_options; sharing_options keeps them by
+    backend name, each backend's defaults filled in.
+    """
 
     smoke_image: str
     smoke_command: str
@@ -58,32 +62,44 @@ class PodSettings:
     image_pull_policy: str = "IfNotPresent"
     image_pull_secrets: tuple = ()
     registry: str | None = None
-    # schedulerName of the pods on HAMi nodes; None leaves it to the cluster (HAMi's webhook sets it too).
-    hami_scheduler_name: str | None = DEFAULT_HAMI_SCHEDULER
-    # Whether HAMi's sharing pods ask for nvidia.com/gpumem: HAMi's scheduler needs it to put several pods on
-    # one GPU. No node advertises it, so a scheduler that does not leave it to HAMi's extender keeps the pod
-    # Pending (Insufficient nvidia.com/gpumem).
-    hami_request_gpumem: bool = True
+    # Backend name -> its pod options (module_utils/_sharing: pod_option_defaults).
+    sharing_options: dict = field(default_factory=dict)
+
+    def __init__(self, **values):
+        flat = {name: values.pop(name) for name in sharing_backends.pod_option_names() if name in values}
+        values["sharing_options"] = sharing_backends.pod_options(values.get("sharing_options"), flat)
+        for item in fields(self):
+            if item.name in values:
+                value = values.pop(item.name)
+            elif item.default is not MISSING:
+                value = item.default
+            else:
+                raise TypeError(f"PodSettings() is missing the keyword argument {item.name!r}")
+            object.__setattr__(self, item.name, value)
+        if values:
+            raise TypeError(f"PodSettings() got unexpected keyword arguments: {', '.join(sorted(values))}")
+
+    def options_of(self, backend):
+        """BACKEND's pod options: its defaults, then what was given."""
+        return {**backend.pod_option_defaults, **self.sharing_options.get(backend.name, {})}
+
+
+def _backend(probe):
+    """The memory-sharing backend of PROBE's node, or None."""
+    return sharing_backends.get(probe.expect.backend)
 
 
 def pod_limits(probe, settings: PodSettings):
     """The container's limits, quantities as strings (the client refuses an int)."""
-    expect = probe.expect
-    if probe.check != SHARING or not expect.slice_resource:
+    expect, backend = probe.expect, _backend(probe)
+    if probe.check != SHARING or not expect.slice_resource or backend is None:
         return {expect.resource: "1"}
-    if expect.backend == GPUSHARE:
-        # gpushare's one resource is the memory slice itself, in GiB.
-        return {expect.resource: str(expect.slice_size)}
-    limits = {expect.resource: "1"}
-    if settings.hami_request_gpumem and expect.slice_size:
-        limits[expect.slice_resource] = str(expect.slice_size)
-    return limits
+    return backend.sharing_pod_limits(expect.resource, expect.slice_size, settings.options_of(backend))
 
 
 def scheduler_name(probe, settings: PodSettings):
-    if probe.expect.backend == HAMI and settings.hami_scheduler_name:
-        return settings.hami_scheduler_name
-    return None
+    backend = _backend(probe)
+    return backend.scheduler_name(settings.options_of(backend)) if backend is not None else None
 
 
 def mirrored_image(image, registry):
@@ -161,8 +177,9 @@ def job_manifest(run_id, probe, namespace, settings: PodSettings):
     command = settings.cuda_command if cuda else settings.smoke_command
     hold = settings.sharing_hold_seconds if probe.check == SHARING else 0
     pod_annotations = dict(annotations)
-    if probe.check == SHARING and probe.expect.backend == HAMI:
-        pod_annotations.update([HAMI_GPU_POLICY])
+    backend = _backend(probe)
+    if probe.check == SHARING and backend is not None:
+        pod_annotations.update(backend.sharing_pod_annotations())
     pod_spec = {
         "restartPolicy": "Never",
         "nodeSelector": {"kubernetes.io/hostname": probe.target.node},

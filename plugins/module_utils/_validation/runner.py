@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation import evaluate
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import (
     CAPACITY,
@@ -41,7 +42,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.outcome
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.report import result
 
 
-class CleanupError(RuntimeError):
+class CleanupError(GpuopsError, RuntimeError):
     """Jobs or pods of the validation still exist after the cleanup timeout."""
 
 

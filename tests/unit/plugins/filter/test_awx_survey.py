@@ -23,6 +23,8 @@ REPO = pathlib.Path(__file__).resolve().parents[4]
 ROLE_SPECS = {
     path.parents[1].name: yaml.safe_load(path.read_text(encoding="utf-8"))
     for path in sorted(REPO.glob("roles/*/meta/argument_specs.yml"))
+    # A private role (_common) has no main entry point and no survey.
+    if not path.parent.parent.name.startswith("_")
 }
 JOB_TEMPLATES_FILE = yaml.safe_load((REPO / "playbooks" / "vars" / "awx_job_templates.yml").read_text(encoding="utf-8"))
 JOB_TEMPLATES = {template["name"]: template for template in JOB_TEMPLATES_FILE["gpuops_awx_job_templates"]}

@@ -8,7 +8,6 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.cluster.plugins.filter.gpu_operator import (
     FilterModule,
     gpu_operator_configmaps,
-    gpu_operator_helm_problem,
     gpu_operator_not_ready,
     gpu_operator_ready,
     gpu_operator_values,
@@ -26,12 +25,9 @@ def test_every_filter_is_exported():
         "gpu_operator_values",
         "gpu_operator_values_diff",
         "gpu_operator_configmaps",
-        "gpu_operator_chart_source",
-        "gpu_operator_chart",
         "gpu_operator_crds",
         "gpu_operator_ready",
         "gpu_operator_not_ready",
-        "gpu_operator_helm_problem",
     }
 
 
@@ -61,13 +57,3 @@ def test_ready_reads_the_first_resource_of_k8s_info():
     assert gpu_operator_not_ready([], [], [], "gpu-operator", "cluster-policy")[0].startswith(
         "ClusterPolicy cluster-policy does not exist"
     )
-
-
-def test_helm_problem_from_a_registered_command_result():
-    assert gpu_operator_helm_problem({"rc": 0, "stdout": "v3.17.2+gcc0bbbd"}, "helm") == ""
-    assert "Helm v4.1.0" in gpu_operator_helm_problem({"rc": 0, "stdout": "v4.1.0+gabc"}, "helm")
-    # What ansible.builtin.command registers (ansible-core 2.19) when the executable does not exist.
-    missing = gpu_operator_helm_problem(
-        {"rc": 2, "msg": "Error executing command.", "stdout": "", "stderr": ""}, "/x/helm"
-    )
-    assert "'/x/helm' does not run (not found or not executable: Error executing command.)" in missing

@@ -88,5 +88,4 @@ def test_filters_are_registered():
         "rke2_nvidia_runtime",
         "rke2_containerd_cdi_problem",
         "rke2_image_archives",
-        "beside_inventory",
     }

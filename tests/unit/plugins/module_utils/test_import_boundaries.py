@@ -3,7 +3,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """_gpu and _host run on managed hosts, copied alone: they import neither the plan nor Ansible.
 
-_validation runs on the controller, but as the module's own logic: it needs the GPU knowledge only.
+_validation runs on the controller, but as the module's own logic: it needs the GPU knowledge and the
+memory-sharing backends only.
+
+_sharing (the memory-sharing backends) is imported by the plan, the validation and the role's plugins: it
+imports only the GPU knowledge, never the plan or Ansible.
 """
 
 import ast
@@ -13,8 +17,13 @@ import pytest
 
 MODULE_UTILS = pathlib.Path(__file__).resolve().parents[4] / "plugins" / "module_utils"
 OWN = "ansible_collections.gpuops.cluster.plugins.module_utils."
-# What each host-side package may import from the collection: itself, and _host the GPU knowledge.
-ALLOWED = {"_gpu": ("_gpu",), "_host": ("_gpu", "_host"), "_validation": ("_gpu", "_validation")}
+# What each of these packages may import from the collection (Ansible never): itself and the packages named.
+ALLOWED = {
+    "_gpu": ("_gpu",),
+    "_host": ("_gpu", "_host"),
+    "_sharing": ("_gpu", "_sharing"),
+    "_validation": ("_gpu", "_sharing", "_validation"),
+}
 
 
 def imported_modules(path):
@@ -75,7 +84,6 @@ def test_only_the_packages_stand_at_the_top_of_module_utils():
     assert sorted(path.name for path in MODULE_UTILS.iterdir() if path.name != "__pycache__") == [
         "_gpu",
         "_host",
-        "_plan",
-        "_preflight",
+        "_sharing",
         "_validation",
     ]

@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_operator_values
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[4]
 
-# What cluster_plan hands over for gpuops_mig_manager: operator (plugins/module_utils/_plan/documents.py).
+# What cluster_plan hands over for gpuops_mig_manager: operator (plugins/plugin_utils/_plan/documents.py).
 PLAN_VALUES = {
     "operator": {"defaultRuntime": "containerd"},
     "driver": {"enabled": False},

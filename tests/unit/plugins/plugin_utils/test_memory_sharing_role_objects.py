@@ -4,20 +4,15 @@
 """What the gpu_memory_sharing role sends, from contract-shaped plans (capacity.json's memory_sharing,
 resources and labels) and Node objects as the API returns them."""
 
-import io
 import json
-import tarfile
 
-import pytest
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.memory_sharing import (
     MARKER_ANNOTATION,
     backends_in_use,
     capacity_differences,
-    chart_source,
     gpushare_objects,
     hami_node_config,
     hami_values,
-    local_chart_problem,
     node_changes,
     object_keys,
 )
@@ -243,39 +238,3 @@ def test_gpushare_objects_drop_empty_documents_and_move_the_extender_to_rke2_ser
             "metadata": {"name": "gpushare-schd-extender", "namespace": "kube-system"},
         },
     ]
-
-
-@pytest.mark.parametrize(
-    ("ref", "repo_url", "kind"),
-    [
-        ("hami-charts/hami", "https://project-hami.github.io/HAMi/", "repo"),
-        ("oci://registry.example.com/charts/hami", "", "oci"),
-        ("/srv/charts/hami-2.10.0.tgz", "", "local"),
-        ("hami-charts/hami", "", None),
-        ("hami", "https://project-hami.github.io/HAMi/", None),
-    ],
-)
-def test_chart_source(ref, repo_url, kind):
-    source = chart_source(ref, repo_url)
-    assert source["kind"] == kind
-    if kind is None:
-        assert "gpu_memory_sharing_hami_chart_ref" in source["problem"]
-
-
-def _chart(tmp_path, name, version):
-    path = tmp_path / f"{name}-{version}.tgz"
-    data = f"apiVersion: v2\nname: {name}\nversion: {version}\n".encode()
-    with tarfile.open(path, "w:gz") as archive:
-        info = tarfile.TarInfo(f"{name}/Chart.yaml")
-        info.size = len(data)
-        archive.addfile(info, io.BytesIO(data))
-    return str(path)
-
-
-def test_local_chart_must_be_hami_at_the_pinned_version(tmp_path):
-    assert local_chart_problem(_chart(tmp_path, "hami", "2.10.0"), "2.10.0") is None
-    assert "is hami 2.9.0" in local_chart_problem(_chart(tmp_path, "hami", "2.9.0"), "2.10.0")
-    assert "not hami" in local_chart_problem(_chart(tmp_path, "gpu-operator", "2.10.0"), "2.10.0")
-    broken = tmp_path / "broken.tgz"
-    broken.write_bytes(b"not a tarball")
-    assert "cannot be read" in local_chart_problem(str(broken), "2.10.0")

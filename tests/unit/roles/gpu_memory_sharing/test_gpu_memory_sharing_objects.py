@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 import yaml
-from ansible_collections.gpuops.cluster.plugins.filter.memory_sharing import FilterModule
+from ansible_collections.gpuops.cluster.plugins.filter.helm import FilterModule
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.memory_sharing import (
     gpushare_objects,
     hami_values,
@@ -122,8 +122,10 @@ def test_hami_chart_renders_the_plans_node_config_runtime_class_and_selector():
 
 
 def test_helm_problem_names_this_roles_variable():
-    problem = FilterModule().filters()["memory_sharing_helm_problem"]
-    assert problem({"rc": 0, "stdout": "v3.17.2+gcc0d3a5\n"}, "helm") == ""
-    message = problem({"rc": 0, "stdout": "v4.0.0+g1\n"}, "/usr/bin/helm")
+    # As the role's preflight calls it: the binary, and the role variable that names it.
+    problem = FilterModule().filters()["helm_problem"]
+    variable = "gpu_memory_sharing_helm_binary"
+    assert problem({"rc": 0, "stdout": "v3.17.2+gcc0d3a5\n"}, "helm", variable) == ""
+    message = problem({"rc": 0, "stdout": "v4.0.0+g1\n"}, "/usr/bin/helm", variable)
     assert "gpu_memory_sharing_helm_binary" in message and "gpu_operator" not in message
-    assert "not found or not executable" in problem({"rc": 2, "msg": "No such file"}, "nohelm")
+    assert "not found or not executable" in problem({"rc": 2, "msg": "No such file"}, "nohelm", variable)

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 from ansible_collections.gpuops.cluster.plugins.filter.gpu_sharing import gpu_sharing_mig_failures
-from ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster import plan_cluster
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster import plan_cluster
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_sharing import (
     capacity_differences,
     configmap_data,

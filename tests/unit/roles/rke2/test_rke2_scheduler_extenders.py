@@ -141,7 +141,7 @@ def test_the_argument_spec_accepts_the_gpushare_entry_and_refuses_a_wrong_type()
 
 def test_the_plans_gpushare_extender_passes_the_roles_check():
     # The default of rke2_scheduler_extenders is the plan's scheduler_extenders: the two must fit.
-    memory_sharing = pytest.importorskip("ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing")
+    memory_sharing = pytest.importorskip("ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.memory_sharing")
     planned = memory_sharing.scheduler_extenders([{"backend": "gpushare"}])
     assert planned == [GPUSHARE]
     assert rke2_scheduler.extenders_problems(planned) == []

@@ -270,9 +270,9 @@ def test_the_capacity_result_names_the_resources_compared(plan, scope):
 def planned_nodes():
     """capacity.json nodes from the collection's planner, for the same intents as plans.hami() and plans.gpushare()."""
     plan_cluster = pytest.importorskip(
-        "ansible_collections.gpuops.cluster.plugins.module_utils._plan.cluster"
+        "ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster"
     ).plan_cluster
-    pytest.importorskip("ansible_collections.gpuops.cluster.plugins.module_utils._plan.memory_sharing")
+    pytest.importorskip("ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.memory_sharing")
     intents = {
         "hami": {"gpuops_gpu_product": L4, "gpuops_gpu_count": 2, "gpuops_memory_sharing": {"backend": "hami"}},
         "share": {"gpuops_gpu_product": L4, "gpuops_gpu_count": 2, "gpuops_memory_sharing": {"backend": "gpushare"}},
