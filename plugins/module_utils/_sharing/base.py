@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuError
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.interface import RequiredAttributes
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import DEVICE_PLUGIN_DEPLOY_LABEL
 
 VARIABLE = "gpuops_memory_sharing"
@@ -49,7 +50,7 @@ class SharedUnit:
     slice_size: int
 
 
-class MemorySharingBackend(ABC):
+class MemorySharingBackend(RequiredAttributes, ABC):
     """One memory-sharing backend; registry.py holds one instance of each.
 
     A subclass sets every attribute annotated below (the constructor refuses one that does not) and implements
@@ -81,11 +82,6 @@ class MemorySharingBackend(ABC):
     needs_helm: bool
     # Its options of the validation pods, with their defaults; gpu_validation names each <name>_<option>.
     pod_option_defaults: dict
-
-    def __init__(self):
-        missing = [attribute for attribute in MemorySharingBackend.__annotations__ if not hasattr(self, attribute)]
-        if missing:
-            raise TypeError(f"{type(self).__name__} does not set {', '.join(missing)}")
 
     # The plan
 

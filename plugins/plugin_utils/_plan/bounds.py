@@ -4,8 +4,8 @@
 """Bounds of the plan's intent that no linter of one sharing mode owns: what the Kubernetes API server stores
 (quantities, label values) and what NVML reports of a GPU (its name, its memory).
 
-Each linter bounds its own numbers where it reads them (device_plugin.py, memory_sharing.py,
-_gpu/mig_configs.py, _gpu/mig_layout.py); docs/plan.md lists every bound with its source.
+Each linter bounds its own numbers where it reads them (time_slicing.py, mps.py, device_plugin.py,
+memory_sharing.py, _gpu/mig_configs.py, _gpu/mig_layout.py); docs/plan.md lists every bound with its source.
 """
 
 from __future__ import annotations

@@ -27,15 +27,19 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout imp
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import label_value_problem
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import (
     MIG_STRATEGIES,
+    sharing_in_use,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import CapacityError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.mps import MPS
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.shared_resources import (
     advertised_resource,
     replicas_for,
 )
-from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import CapacityError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import TIME_SLICING
 
-# api/config/v1/sharing.go SharingStrategy values, which GFD writes as <resource>.sharing-strategy.
+# api/config/v1/sharing.go SharingStrategy of an unshared resource, which GFD writes as <resource>.sharing-strategy;
+# each way of sharing has its own (DevicePluginSharing.gfd_sharing_strategy).
 SHARING_NONE = "none"
-SHARING_TIME_SLICING = "time-slicing"
-SHARING_MPS = "mps"
 # GFD's label for a node whose device-plugin config shares with MPS (the operator runs its MPS daemon there).
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 
@@ -178,7 +182,7 @@ def _resource_labels(resource, product_parts, count, memory_mib, time_slicing, s
     return labels
 
 
-def gfd_labels(product, layouts, strategy, time_slicing, kind=SHARING_TIME_SLICING):
+def gfd_labels(product, layouts, strategy, time_slicing, kind=TIME_SLICING.gfd_sharing_strategy):
     """The GFD labels that follow from the intent alone (no driver, CUDA or machine labels).
 
     TIME_SLICING: the node's sharing settings (gpuops_time_slicing, or a normalized gpuops_mps with KIND mps).
@@ -189,7 +193,7 @@ def gfd_labels(product, layouts, strategy, time_slicing, kind=SHARING_TIME_SLICI
     labels = _resource_labels(
         FULL_GPU_RESOURCE, [product.name], len(layouts), product.memory_mib, time_slicing, any_full_gpu, kind
     )
-    if kind == SHARING_MPS and time_slicing:
+    if kind == MPS.gfd_sharing_strategy and time_slicing:
         labels[MPS_CAPABLE_LABEL] = "true"
     labels["nvidia.com/mig.capable"] = "true" if product.mig else "false"
     if product.compute_capability:
@@ -229,18 +233,18 @@ def node_capacity(product, layouts, strategy, time_slicing=None, mps=None):
 
     product: a _gpu.catalog.Product; layouts: one GpuLayout per physical GPU; strategy: the
     cluster's MIG strategy; time_slicing: the node's gpuops_time_slicing (None: no sharing); mps: the node's
-    gpuops_mps after device_plugin.normalize_mps (replicas of nvidia.com/gpu, rename_by_default), which
+    gpuops_mps after mps.normalize_mps (replicas of nvidia.com/gpu, rename_by_default), which
     multiplies and renames as time-slicing does (README, With CUDA MPS) but labels sharing-strategy mps.
     Raises CapacityError for a layout the device plugin refuses.
     """
-    kind = SHARING_TIME_SLICING
-    if mps is not None:
-        time_slicing, kind = mps, SHARING_MPS
+    by_variable = {TIME_SLICING.variable: time_slicing, MPS.variable: mps}
+    sharing = sharing_in_use(by_variable)
+    settings = by_variable[sharing.variable]
     resources = {}
     for resource, devices in physical_resources(product, layouts, strategy).items():
-        name = advertised_resource(resource, time_slicing)
-        resources[name] = resources.get(name, 0) + devices * replicas_for(resource, time_slicing)
+        name = advertised_resource(resource, settings)
+        resources[name] = resources.get(name, 0) + devices * replicas_for(resource, settings)
     return {
         "resources": dict(sorted(resources.items())),
-        "labels": gfd_labels(product, layouts, strategy, time_slicing, kind),
+        "labels": gfd_labels(product, layouts, strategy, settings, sharing.gfd_sharing_strategy),
     }

@@ -42,6 +42,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs im
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import (
     plan_layout,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.numbers import whole_number
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import (
     intent_bound_problems,
     label_value_problem,
@@ -54,16 +55,12 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.capacity impo
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import (
     MIG_STRATEGIES,
+    SHARINGS,
     build_device_plugin_config,
     lint_device_plugin_config,
-    lint_mps,
-    lint_mps_for_node,
-    lint_time_slicing,
-    lint_time_slicing_for_node,
-    normalize_mps,
-    normalize_time_slicing,
-    whole_number,
+    sharing_in_use,
 )
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin_sharing import PluginNode
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents import (
     DEFAULT_DEVICE_PLUGIN_CONFIG,
     MIG_CONFIGMAP_KEY,
@@ -92,6 +89,12 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.memory_sharin
     sharing_capacity,
     sharing_labels,
 )
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.mps import (
+    MPS,
+    NEEDS_CDI,
+    refused_under_mixed_message,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import TIME_SLICING
 
 # The driver role's variables the plan checks against each node's GPUs (the action gives the role's defaults
 # where the inventory sets none).
@@ -100,11 +103,6 @@ DRIVER_VARIABLES = (BRANCH_VARIABLE, VERSION_VARIABLE)
 # v25.10.0 (values.yaml cdi.enabled); the plan sets it explicitly so that a chart upgrade cannot change it.
 CDI_VARIABLE = "gpuops_cdi"
 DEFAULT_CDI = True
-# k8s-device-plugin cmd/nvidia-device-plugin/main.go validateFlags: "using MPS requires CDI".
-MPS_NEEDS_CDI = (
-    'MPS needs CDI (NVIDIA\'s device plugin refuses MPS without it: "using MPS requires CDI"); '
-    "set gpuops_cdi: true or share with gpuops_time_slicing"
-)
 INTENT_VARIABLES = (
     "gpuops_gpu_product",
     "gpuops_gpu_count",
@@ -194,13 +192,13 @@ class NodeIntent:
     product: object  # _gpu.catalog.Product
     count: int | None
     mig_config: object
-    time_slicing: object
-    mps: object
+    # {variable: value} of each way NVIDIA's device plugin shares a GPU (device_plugin.SHARINGS).
+    plugin_sharing: dict
     memory_sharing: object
 
     def planning_key(self):
         """Nodes with equal keys get one plan: a thousand identical nodes are planned once."""
-        sharing = (self.time_slicing, self.mps, self.memory_sharing)
+        sharing = (self.plugin_sharing, self.memory_sharing)
         return (self.product, self.count, canonical_json(self.mig_config), canonical_json(sharing))
 
     def layout_key(self):
@@ -438,13 +436,15 @@ def _setting_problems(intent, layout_problems, mig_on):
 
     LAYOUT_PROBLEMS: those of its MIG config; MIG_ON: the indexes of its GPUs with MIG enabled.
     """
-    problems = [_split_path(message, "gpuops_time_slicing") for message in lint_time_slicing(intent.time_slicing)]
-    problems += [
-        _split_path(message, "gpuops_mps") for message in lint_mps(intent.mps, intent.product.compute_capability)
+    problems = [
+        _split_path(message, sharing.variable)
+        for sharing in SHARINGS
+        for message in sharing.lint(intent.plugin_sharing[sharing.variable], intent.product)
     ]
     problems += [_split_path(message, MEMORY_SHARING) for message in lint_memory_sharing(intent.memory_sharing)]
     problems += [("gpuops_mig_config", message) for message in layout_problems]
-    conflicts = conflict_problems(intent.memory_sharing, intent.time_slicing, intent.mps, intent.mig_config, mig_on)
+    time_slicing, mps = intent.plugin_sharing[TIME_SLICING.variable], intent.plugin_sharing[MPS.variable]
+    conflicts = conflict_problems(intent.memory_sharing, time_slicing, mps, intent.mig_config, mig_on)
     problems += [(MEMORY_SHARING, message) for message in conflicts]
     return problems
 
@@ -452,29 +452,32 @@ def _setting_problems(intent, layout_problems, mig_on):
 def _plan_device_plugin_node(intent, strategy, layouts, mig_on, unselected):
     """A _NodeResult for a node NVIDIA's device plugin serves (whole GPUs, MIG devices, time-slicing or MPS), or a
     list of (variable, message)."""
-    product, mps = intent.product, intent.mps
-    # Under mixed, _mps_under_mixed_errors refuses MPS once for the cluster, naming the MIG nodes that keep it mixed.
-    node_strategy = None if strategy == "mixed" else strategy
-    problems = [
-        _split_path(message, "gpuops_mps")
-        for message in lint_mps_for_node(mps, node_strategy, mig_on, intent.time_slicing)
-    ]
-    if problems or (mps is not None and strategy == "mixed"):
-        return problems
-    time_slicing = normalize_time_slicing(intent.time_slicing)
+    product = intent.product
+    settings = {sharing.variable: sharing.normalize(intent.plugin_sharing[sharing.variable]) for sharing in SHARINGS}
+    time_slicing, mps = settings[TIME_SLICING.variable], settings[MPS.variable]
+    capacity = None
     try:
-        resources = physical_resources(product, layouts, strategy)
-        capacity = node_capacity(product, layouts, strategy, time_slicing, normalize_mps(mps))
+        found = physical_resources(product, layouts, strategy)
+        capacity = node_capacity(product, layouts, strategy, time_slicing, mps)
     except CapacityError as error:
-        return [("gpuops_mig_config", f"config {intent.mig_config} with gpuops_mig_strategy {strategy}: {error}")]
+        resources, refused = None, f"config {intent.mig_config} with gpuops_mig_strategy {strategy}: {error}"
+    else:
+        resources, refused = tuple(found), None
+    # The plugin shares a node one way, so only that way's rules for the node apply. They come before a refused
+    # layout (the time-slicing rules skip one: they need its resources). Under mixed, _mps_under_mixed_errors
+    # refuses MPS once for the cluster, naming the MIG nodes that keep it mixed.
+    sharing = sharing_in_use(settings)
+    node = PluginNode(None if strategy == "mixed" else strategy, tuple(mig_on), resources, settings)
     problems = [
-        _split_path(message, "gpuops_time_slicing") for message in lint_time_slicing_for_node(time_slicing, resources)
+        _split_path(message, sharing.variable) for message in sharing.lint_for_node(settings[sharing.variable], node)
     ]
-    if problems:
+    if problems or (sharing is MPS and strategy == "mixed"):
         return problems
+    if refused:
+        return [("gpuops_mig_config", refused)]
     doc = build_device_plugin_config(strategy, time_slicing, list(resources), mps)
     problems = [
-        ("gpuops_mps" if mps is not None else "gpuops_time_slicing", f"device plugin config: {p}")
+        (sharing.variable, f"device plugin config: {p}")
         for p in lint_device_plugin_config(doc, product.compute_capability)
     ]
     return problems or _NodeResult(product, layouts, capacity, doc, unselected)
@@ -534,15 +537,15 @@ def _node_intents(nodes, cdi, errors, unknown):
             if key not in driver_checked:
                 driver_checked[key] = driver_problems(product, intent[BRANCH_VARIABLE], intent.get(VERSION_VARIABLE))
             errors.extend(IntentError(host, variable, message) for variable, message in driver_checked[key])
-        if cdi is False and intent.get("gpuops_mps") is not None:
-            errors.append(IntentError(host, "gpuops_mps", MPS_NEEDS_CDI))
+        # MPS needs CDI, which is the GPU Operator's one cdi.enabled: checked here, where the cluster's is known.
+        if cdi is False and intent.get(MPS.variable) is not None:
+            errors.append(IntentError(host, MPS.variable, NEEDS_CDI))
         if product is not None:
             intents[host] = NodeIntent(
                 product,
                 count,
                 intent.get("gpuops_mig_config"),
-                intent.get("gpuops_time_slicing"),
-                intent.get("gpuops_mps"),
+                {sharing.variable: intent.get(sharing.variable) for sharing in SHARINGS},
                 intent.get(MEMORY_SHARING),
             )
     return intents
@@ -591,12 +594,10 @@ def _unknown_product_hint(product):
 
 
 def _mps_under_mixed_errors(intents, context):
-    """gpuops_mps errors under gpuops_mig_strategy mixed, saying what works for the whole cluster.
-
-    k8s-device-plugin v0.20 cmd/nvidia-device-plugin/main.go validateFlags refuses MPS with --mig-strategy=mixed,
-    and the strategy is the GPU Operator's one mig.strategy: none or single must suit every MIG node too.
-    """
-    mps_hosts = [host for host, intent in intents.items() if intent.mps is not None]
+    """gpuops_mps errors under gpuops_mig_strategy mixed (which the device plugin refuses with MPS), saying what
+    works for the whole cluster: the strategy is the GPU Operator's one mig.strategy, so none or single must suit
+    every MIG node too."""
+    mps_hosts = [host for host, intent in intents.items() if intent.plugin_sharing[MPS.variable] is not None]
     if context.strategy != "mixed" or not mps_hosts:
         return []
     mig_hosts, need_mixed = [], []
@@ -609,28 +610,8 @@ def _mps_under_mixed_errors(intents, context):
             physical_resources(intent.product, layouts, "single")
         except CapacityError:
             need_mixed.append(host)
-    message = _mps_under_mixed_message(mig_hosts, need_mixed)
-    return [IntentError(host, "gpuops_mps", message) for host in mps_hosts]
-
-
-def _mps_under_mixed_message(mig_hosts, need_mixed):
-    refused = (
-        "NVIDIA's device plugin refuses MPS with MIG strategy mixed (\"using --mig-strategy=mixed is not supported "
-        'with MPS"), and gpuops_mig_strategy is one for the whole cluster'
-    )
-    instead = "share this node with gpuops_time_slicing (or gpuops_memory_sharing) instead of gpuops_mps"
-    if not mig_hosts:
-        return f"{refused}; no GPU node has MIG enabled, so set gpuops_mig_strategy none, or {instead}"
-    if not need_mixed:
-        return (
-            f"{refused}; the MIG nodes ({hosts_text(mig_hosts)}) also work with single, which advertises their MIG "
-            f"devices as nvidia.com/gpu: set gpuops_mig_strategy single, or {instead}"
-        )
-    return (
-        f"{refused}: {hosts_text(need_mixed)} need mixed (their MIG layouts have several profiles per node or MIG "
-        f"off on some GPUs, which single refuses), so none or single would break them; {instead}, or give those "
-        "nodes one MIG profile on every GPU (all-1g.10gb, ...) and set gpuops_mig_strategy single"
-    )
+    message = refused_under_mixed_message(mig_hosts, need_mixed)
+    return [IntentError(host, MPS.variable, message) for host in mps_hosts]
 
 
 def _unknown_product_notes(unknown):

@@ -1,82 +1,45 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""NVIDIA device plugin config (v1): build it from gpuops_time_slicing or gpuops_mps and lint it strictly.
+"""NVIDIA device plugin config (v1): the ways its `sharing` shares a GPU, the config built for a node, and its
+strict linter.
 
 The rules below follow NVIDIA/k8s-device-plugin v0.20 (the version the GPU Operator ships):
 api/config/v1/ (config.go, flags.go, consts.go, resources.go, replicas.go, sharing.go, imex.go)
-and cmd/nvidia-device-plugin/main.go (validateFlags); the MPS limits follow cmd/mps-control-daemon/mps/device.go
-and the README's "With CUDA MPS". The plugin parses its config non-strictly: a
-misplaced or misspelt key is dropped without a word, so the linters here reject every key that
-plugin version does not know.
+and cmd/nvidia-device-plugin/main.go (validateFlags). The plugin parses its config non-strictly: a
+misplaced or misspelt key is dropped without a word, so the linter here rejects every key that
+plugin version does not know. What each way of sharing takes is its own module's (time_slicing.py, mps.py);
+the rules of one shared resource are shared_resources.py's.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
-    DNS_SUBDOMAIN,
-    FULL_GPU_RESOURCE,
-    RESOURCE_PREFIX,
-    SHARED_SUFFIX,
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import SHARED_SUFFIX
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin_sharing import (
+    PluginNode,
+    valid_keys_hint,
 )
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.limits import (
-    MAX_GPUS_PER_NODE,
-    MAX_MIG_DEVICES_PER_GPU,
-)
-from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.numbers import whole_number
-from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import INT64_MAX
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import DevicePluginConfigError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.mps import MPS, MPS_RESOURCE
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.shared_resources import (
+    plugin_resource_name,
+    replicas_problem,
+    resource_name_problem,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import TIME_SLICING
 
-VARIABLE = "gpuops_time_slicing"
-MPS_VARIABLE = "gpuops_mps"
 CONFIG_VERSION = "v1"
-# consts.go MaxResourceNameLength; resources.go NewResourceName applies it to the full name.
-MAX_RESOURCE_NAME_LENGTH = 63
-# replicas.go ReplicatedResource.UnmarshalJSON: "number of replicas must be >= 2".
-MIN_REPLICAS = 2
-# replicas.go reads replicas as a Go int and sets no maximum; internal/rm/device_map.go
-# updateDeviceMapWithReplicas lists each replica as a device, which the kubelet advertises as an int64
-# (bounds.INT64_MAX). A node has at most 32 GPUs of at most 8 MIG devices each (_gpu/limits.py), so with this
-# many replicas no node's advertised quantity leaves the int64.
-MAX_REPLICAS = INT64_MAX // (MAX_GPUS_PER_NODE * MAX_MIG_DEVICES_PER_GPU)
-_TIME_SLICING_LIMIT = (MAX_REPLICAS, "so that no node advertises more devices than the int64 the kubelet counts")
-# cmd/mps-control-daemon/mps/device.go assertReplicas/maxClients: the plugin's MPS daemon refuses more
-# replicas than 48 per device at compute capability >= 7.5 (isAtLeastVolta compares with "v7.5"), else 16.
-MAX_MPS_REPLICAS = 48
-MAX_MPS_REPLICAS_BEFORE_7_5 = 16
-MPS_48_CLIENTS_FROM = (7, 5)
-# README "With CUDA MPS": the only resource MPS shares is nvidia.com/gpu, and only on full GPUs.
-MPS_RESOURCE = FULL_GPU_RESOURCE
-_MPS_SERVER_CLIENTS = "the most clients an MPS server serves per device"
+# The ways `sharing` shares a GPU (api/config/v1/sharing.go), in the order messages list them.
+SHARINGS = (TIME_SLICING, MPS)
 
 MIG_STRATEGIES = ("none", "single", "mixed")  # consts.go MigStrategy*
 DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")  # consts.go, strategy.go
 DEVICE_ID_STRATEGIES = ("uuid", "index")  # consts.go DeviceIDStrategy*, main.go validateFlags
 # consts.go AllocationPolicy* and main.go validateFlags of v0.20 (NVIDIA/k8s-device-plugin#1621).
 SHARED_DEVICES_ALLOCATION_POLICIES = ("distributed", "packed")
-
-TIME_SLICING_KEYS = ("replicas", "resources", "rename_by_default", "fail_requests_greater_than_one")
-# failRequestsGreaterThanOne is not offered: api/config/v1/config.go forces it to true for MPS.
-MPS_KEYS = ("replicas", "resources", "rename_by_default")
-# Device-plugin spellings a user may write under gpuops_time_slicing, and what to write instead.
-NATIVE_KEY_ADVICE = {
-    "renameByDefault": "use 'rename_by_default'",
-    "failRequestsGreaterThanOne": "use 'fail_requests_greater_than_one'",
-    "sharing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; the collection writes sharing",
-    "timeSlicing": "write 'replicas' and 'resources' directly under gpuops_time_slicing; "
-    "the collection writes sharing.timeSlicing",
-    "mps": "gpuops_time_slicing configures time-slicing only; set gpuops_mps for MPS (not both on one node)",
-    "flags": "the MIG strategy comes from gpuops_mig_strategy; other plugin flags are not set here",
-    "migStrategy": "set gpuops_mig_strategy (none | single | mixed) instead",
-    "version": "leave it out; the collection writes version: v1",
-    "name": "per-resource replicas go in 'resources', a mapping such as {\"nvidia.com/gpu\": 4}",
-    "rename": "the plugin ignores per-resource renames; use 'rename_by_default'",
-    "devices": "the plugin ignores device selection and always shares every device of a resource",
-}
 
 # Every key the v1 config of plugin v0.20 knows, by the path of the mapping that holds it
 # (config.go Config, flags.go CommandLineFlags and its Plugin/GFD parts, sharing.go, replicas.go, imex.go).
@@ -137,179 +100,16 @@ _STRING_FLAGS = {
     "flags.gfd": ("outputFile", "machineTypeFile"),
 }
 
-# The patterns below are used with fullmatch, as the Go code anchors them: re.match with "$" would let a
-# trailing newline through.
-# resources.go applies k8s.io/apimachinery IsDNS1123Subdomain (kube_names.DNS_SUBDOMAIN, at most 253
-# characters) to the part after the prefix.
-_DNS_SUBDOMAIN_MAX = 253
-# What the plugin advertises: the full GPU, or a MIG device named after its profile
-# ("mig-1g.10gb", "mig-1c.3g.20gb"); further dot-separated parts are let through.
-_ADVERTISABLE = re.compile(r"nvidia\.com/(gpu|mig-([0-9]+c\.)?[0-9]+g\.[0-9]+gb(\.[a-z0-9]+)*)")
-# Go time.ParseDuration, which GFD's sleepInterval (duration.go) goes through.
+# Go time.ParseDuration, which GFD's sleepInterval (duration.go) goes through. Matched with fullmatch, as the Go
+# code anchors its patterns: re.match with "$" would let a trailing newline through.
 _GO_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+")
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _suggest(key, valid) -> str:
-    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'? " if close else ""
-    return f"{hint}valid keys: {', '.join(valid)}"
-
-
-def plugin_resource_name(name):
-    """NAME as the plugin reads it in its own config: resources.go NewResourceName (v0.20) puts
-    'nvidia.com/' before a name that lacks it, so 'gpu' is 'nvidia.com/gpu'."""
-    if isinstance(name, str) and not name.startswith(RESOURCE_PREFIX):
-        return RESOURCE_PREFIX + name
-    return name
-
-
-def resource_name_problem(name) -> str | None:
-    """Why the plugin would refuse NAME as a resource name (resources.go NewResourceName), or None."""
-    if not isinstance(name, str):
-        return f"resource name must be a string, got {type(name).__name__}"
-    if not name.startswith(RESOURCE_PREFIX):
-        return f"resource name must start with '{RESOURCE_PREFIX}', e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb"
-    if len(name) > MAX_RESOURCE_NAME_LENGTH:
-        return f"fully-qualified resource name must be {MAX_RESOURCE_NAME_LENGTH} characters or less ({len(name)})"
-    short = name.split("/", 1)[1]
-    if len(short) > _DNS_SUBDOMAIN_MAX or not DNS_SUBDOMAIN.fullmatch(short):
-        return (
-            f"'{short}' is not a DNS subdomain: lower-case letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit"
-        )
-    if short.endswith(SHARED_SUFFIX):
-        detected = name[: -len(SHARED_SUFFIX)]
-        return f"name the resource as the plugin detects it ('{detected}'); '.shared' comes from renaming"
-    return None
-
-
-def _replicas_problem(value, limit=_TIME_SLICING_LIMIT, text_allowed=False) -> str | None:
-    """LIMIT: (most replicas, why), None: checked by the caller. TEXT_ALLOWED: gpuops_time_slicing also takes "4";
-    the plugin's own YAML needs an integer."""
-    number = whole_number(value) if text_allowed else value if _is_int(value) else None
-    if number is None and text_allowed:
-        return f'must be a whole number such as 4 or "4", not {excerpt(value)}'
-    if number is None:
-        return f"must be a whole number (a YAML integer such as 4, not {excerpt(value)})"
-    if number < MIN_REPLICAS:
-        return f"number of replicas must be >= {MIN_REPLICAS}, got {excerpt(number)}"
-    if limit is not None and number > limit[0]:
-        return f"must be <= {limit[0]} ({limit[1]}), got {excerpt(number)}"
-    return None
-
-
-def _key_problems(value, variable, known, advice_by_key, misplaced) -> list[str]:
-    """A problem for each key of VALUE outside KNOWN: the advice for a key the plugin's own config has, else
-    the nearest known key."""
-    problems = []
-    for key in value:
-        if key in known:
-            continue
-        advice = advice_by_key.get(key)
-        if advice:
-            problems.append(f"{variable}.{excerpt(key, bare=True)}: {misplaced}; {advice}")
-        else:
-            problems.append(f"{variable}.{excerpt(key, bare=True)}: unknown key; {_suggest(key, known)}")
-    return problems
-
-
-def lint_time_slicing(value) -> list[str]:
-    """Every problem in a gpuops_time_slicing value, each naming its key path and what is valid.
-
-    None means no time-slicing. At least one of 'replicas' (every resource the node advertises)
-    and 'resources' (per-resource replicas, overriding 'replicas') must be given.
-    """
-    if value is None:
-        return []
-    if not isinstance(value, dict):
-        return [
-            f"{VARIABLE}: must be a mapping such as {{replicas: 4}}, got {type(value).__name__}; "
-            f"omit {VARIABLE} for no time-slicing"
-        ]
-    problems = _key_problems(
-        value, VARIABLE, TIME_SLICING_KEYS, NATIVE_KEY_ADVICE, "device plugin key in the wrong place"
-    )
-    if "replicas" not in value and "resources" not in value:
-        problems.append(f"{VARIABLE}: give 'replicas' (for every resource) and/or 'resources' (per resource)")
-    if "replicas" in value:
-        problem = _replicas_problem(value["replicas"], text_allowed=True)
-        if problem and whole_number(value["replicas"]) == 1:
-            problem += f"; 1 replica means no time-slicing: omit {VARIABLE}"
-        if problem:
-            problems.append(f"{VARIABLE}.replicas: {problem}")
-    for key in ("rename_by_default", "fail_requests_greater_than_one"):
-        if key in value and not isinstance(value[key], bool):
-            problems.append(f"{VARIABLE}.{key}: must be true or false, got {excerpt(value[key])}")
-    if "resources" in value:
-        problems.extend(_lint_resource_overrides(value["resources"]))
-    return problems
-
-
-def _lint_resource_overrides(resources) -> list[str]:
-    path = f"{VARIABLE}.resources"
-    if not isinstance(resources, dict) or not resources:
-        return [
-            f"{path}: must be a non-empty mapping of resource name to replicas, "
-            'e.g. {"nvidia.com/mig-1g.10gb": 3}; the collection writes the plugin\'s list form itself'
-        ]
-    problems = []
-    for name, replicas in resources.items():
-        where = f'{path}["{excerpt(name, bare=True)}"]'
-        problem = resource_name_problem(name)
-        if problem is None and not _ADVERTISABLE.fullmatch(name):
-            problem = "not a resource the device plugin advertises: nvidia.com/gpu or nvidia.com/mig-<profile>"
-        if problem:
-            problems.append(f"{where}: {problem}")
-        problem = _replicas_problem(replicas, text_allowed=True)
-        if problem:
-            problems.append(f"{where}: {problem}; to leave a resource unshared, list only the shared ones")
-    return problems
-
-
-def normalize_time_slicing(value):
-    """A valid gpuops_time_slicing with its replicas as ints (inventories and -e may give "4")."""
-    if not isinstance(value, dict):
-        return value
-    normalized = dict(value)
-    if "replicas" in normalized:
-        normalized["replicas"] = whole_number(normalized["replicas"])
-    if isinstance(normalized.get("resources"), dict):
-        normalized["resources"] = {name: whole_number(count) for name, count in normalized["resources"].items()}
-    return normalized
-
-
-def lint_time_slicing_for_node(time_slicing, resources) -> list[str]:
-    """Per-resource overrides that match nothing the node advertises (RESOURCES: plugin names)."""
-    if not isinstance(time_slicing, dict) or not isinstance(time_slicing.get("resources"), dict):
-        return []
-    advertised = sorted(set(resources))
-    return [
-        f'{VARIABLE}.resources["{excerpt(name, bare=True)}"]: this node does not advertise it; it advertises: '
-        f"{', '.join(advertised) or 'nothing'}"
-        for name in time_slicing["resources"]
-        if name not in advertised
-    ]
-
-
-def replicas_for(resource: str, time_slicing: dict | None) -> int:
-    """How many schedulable replicas the plugin makes of each device of RESOURCE (1: not shared)."""
-    if not time_slicing:
-        return 1
-    overrides = time_slicing.get("resources") or {}
-    if resource in overrides:
-        return overrides[resource]
-    return time_slicing.get("replicas", 1)
-
-
-def advertised_resource(resource: str, time_slicing: dict | None) -> str:
-    """The name the node advertises RESOURCE under: '<name>.shared' when shared and renamed."""
-    if time_slicing and time_slicing.get("rename_by_default") and replicas_for(resource, time_slicing) > 1:
-        return resource + SHARED_SUFFIX
-    return resource
+def sharing_in_use(settings):
+    """The way the plugin shares a node with SETTINGS ({variable: value} of each way; None: not set): MPS whenever
+    gpuops_mps is set (api/config/v1/sharing.go SharingStrategy), else time-slicing, which without a value shares
+    nothing."""
+    return MPS if settings.get(MPS.variable) is not None else TIME_SLICING
 
 
 def build_device_plugin_config(
@@ -323,46 +123,25 @@ def build_device_plugin_config(
         raise DevicePluginConfigError(
             f"mig_strategy must be one of {', '.join(MIG_STRATEGIES)}, got {excerpt(mig_strategy)}"
         )
-    if mps is not None:
-        return _build_mps_config(mig_strategy, mps, time_slicing)
-    problems = lint_time_slicing(time_slicing)
-    for name in resources:
-        problem = resource_name_problem(name)
-        if problem:
-            problems.append(f"resources: {excerpt(name)}: {problem}")
+    settings = {TIME_SLICING.variable: time_slicing, MPS.variable: mps}
+    sharing = sharing_in_use(settings)
+    problems = sharing.lint(settings[sharing.variable], None)
+    if sharing is MPS:
+        node = PluginNode(mig_strategy, (), tuple(resources), settings)
+        problems += MPS.lint_for_node(mps, node)
+    else:
+        # Time-slicing shares the resources the node finds; the MPS section names its one resource itself.
+        for name in resources:
+            problem = resource_name_problem(name)
+            if problem:
+                problems.append(f"resources: {excerpt(name)}: {problem}")
     if problems:
         raise DevicePluginConfigError("; ".join(problems))
-    time_slicing = normalize_time_slicing(time_slicing)
     config = {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy}}
-    shared = [
-        {"name": name, "replicas": replicas_for(name, time_slicing)}
-        for name in sorted(set(resources))
-        if replicas_for(name, time_slicing) > 1
-    ]
-    # replicas.go refuses an empty resources list, so a node with nothing to share gets no sharing.
-    if shared:
-        time_slicing_config = {}
-        for ours, theirs in (
-            ("rename_by_default", "renameByDefault"),
-            ("fail_requests_greater_than_one", "failRequestsGreaterThanOne"),
-        ):
-            if ours in time_slicing:
-                time_slicing_config[theirs] = time_slicing[ours]
-        time_slicing_config["resources"] = shared
-        config["sharing"] = {"timeSlicing": time_slicing_config}
+    section = sharing.config_section(sharing.normalize(settings[sharing.variable]), resources)
+    if section is not None:
+        config["sharing"] = {sharing.config_key: section}
     return config
-
-
-def _build_mps_config(mig_strategy, mps, time_slicing):
-    problems = lint_mps(mps) + lint_mps_for_node(mps, mig_strategy, (), time_slicing)
-    if problems:
-        raise DevicePluginConfigError("; ".join(problems))
-    mps = normalize_mps(mps)
-    section = {}
-    if "rename_by_default" in mps:
-        section["renameByDefault"] = mps["rename_by_default"]
-    section["resources"] = [{"name": MPS_RESOURCE, "replicas": mps["replicas"]}]
-    return {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy}, "sharing": {"mps": section}}
 
 
 def _key_home(key) -> str | None:
@@ -380,7 +159,7 @@ def _check_keys(mapping, path, known) -> list[str]:
         if home:
             problems.append(f"{where}: misplaced key (the plugin ignores it here); it belongs under {home}")
         else:
-            problems.append(f"{where}: unknown key (the plugin ignores it); {_suggest(key, known)}")
+            problems.append(f"{where}: unknown key (the plugin ignores it); {valid_keys_hint(key, known)}")
     return problems
 
 
@@ -443,7 +222,7 @@ def _lint_flags(doc, problems) -> str:
 
 
 def _lint_replicated(section, path, limit, problems) -> None:
-    """LIMIT: (most replicas, why), as _replicas_problem takes it."""
+    """LIMIT: (most replicas, why), as shared_resources.replicas_problem takes it."""
     for key in ("renameByDefault", "failRequestsGreaterThanOne"):
         if key in section and not isinstance(section[key], bool):
             problems.append(f"{path}.{key}: must be true or false, got {excerpt(section[key])}")
@@ -469,7 +248,7 @@ def _lint_replicated(section, path, limit, problems) -> None:
             also = "" if written == name else f" ({name})"
             problems.append(f"{where}.name: {written}{also} is listed twice; give each resource once")
         seen.add(name)
-        problem = "missing" if "replicas" not in entry else _replicas_problem(entry["replicas"], limit)
+        problem = "missing" if "replicas" not in entry else replicas_problem(entry["replicas"], limit)
         if problem:
             problems.append(f"{where}.replicas: {problem}")
         # config.go DisableResourceNamingInConfig overwrites both with only a warning in the log.
@@ -477,139 +256,6 @@ def _lint_replicated(section, path, limit, problems) -> None:
             problems.append(f"{where}.rename: the plugin ignores custom names; use renameByDefault: true instead")
         if "devices" in entry and entry["devices"] != "all":
             problems.append(f"{where}.devices: the plugin ignores device selection and shares every device; drop it")
-
-
-def mps_limit(compute_capability) -> int:
-    """The most MPS replicas per GPU the plugin's MPS daemon accepts (48, or 16 below compute capability 7.5).
-
-    An unknown compute capability (a product outside the catalog) gets the higher limit: the plan cannot tell.
-    """
-    if compute_capability is None:
-        return MAX_MPS_REPLICAS
-    major, _dot, minor = str(compute_capability).partition(".")
-    version = (int(major), int(minor or 0))
-    return MAX_MPS_REPLICAS if version >= MPS_48_CLIENTS_FROM else MAX_MPS_REPLICAS_BEFORE_7_5
-
-
-_MPS_ALWAYS_ONE = (
-    "MPS always refuses a request for more than one replica "
-    "(api/config/v1/config.go sets failRequestsGreaterThanOne to true); drop it"
-)
-_MPS_WRITTEN_BY_COLLECTION = (
-    "write 'replicas' and 'resources' directly under gpuops_mps; the collection writes sharing.mps"
-)
-_MPS_NATIVE_KEY_ADVICE = {
-    "fail_requests_greater_than_one": _MPS_ALWAYS_ONE,
-    "failRequestsGreaterThanOne": _MPS_ALWAYS_ONE,
-    "renameByDefault": "use 'rename_by_default'",
-    "sharing": _MPS_WRITTEN_BY_COLLECTION,
-    "mps": _MPS_WRITTEN_BY_COLLECTION,
-    "timeSlicing": "time-slicing is gpuops_time_slicing; a node uses one of the two",
-    "migStrategy": "set gpuops_mig_strategy (none | single) instead",
-}
-
-
-def lint_mps(value, compute_capability=None) -> list[str]:
-    """Every problem in a gpuops_mps value, each naming its key path and what is valid.
-
-    COMPUTE_CAPABILITY ("8.9") of the node's GPUs sets the replica limit (mps_limit). None means no MPS.
-    """
-    if value is None:
-        return []
-    if not isinstance(value, dict):
-        return [
-            f"{MPS_VARIABLE}: must be a mapping such as {{replicas: 4}}, got {type(value).__name__}; "
-            f"omit {MPS_VARIABLE} for no MPS"
-        ]
-    limit = mps_limit(compute_capability)
-    problems = _key_problems(value, MPS_VARIABLE, MPS_KEYS, _MPS_NATIVE_KEY_ADVICE, "not a setting of gpuops_mps")
-    if "replicas" not in value and "resources" not in value:
-        problems.append(f"{MPS_VARIABLE}: give 'replicas' (MPS clients per GPU), e.g. {{replicas: 4}}")
-    if "replicas" in value:
-        problem = _mps_replicas_problem(value["replicas"], limit, compute_capability)
-        if problem:
-            problems.append(f"{MPS_VARIABLE}.replicas: {problem}")
-    if "rename_by_default" in value and not isinstance(value["rename_by_default"], bool):
-        problems.append(
-            f"{MPS_VARIABLE}.rename_by_default: must be true or false, got {excerpt(value['rename_by_default'])}"
-        )
-    if "resources" in value:
-        resources = value["resources"]
-        if not isinstance(resources, dict) or not resources:
-            problems.append(
-                f'{MPS_VARIABLE}.resources: must be a mapping such as {{"{MPS_RESOURCE}": 4}}; '
-                f"MPS shares {MPS_RESOURCE} only"
-            )
-            return problems
-        for name, replicas in resources.items():
-            where = f'{MPS_VARIABLE}.resources["{excerpt(name, bare=True)}"]'
-            if name != MPS_RESOURCE:
-                problems.append(
-                    f"{where}: MPS shares only {MPS_RESOURCE} on full GPUs (the device plugin's README, "
-                    "With CUDA MPS); MIG devices can be time-sliced with gpuops_time_slicing instead"
-                )
-                continue
-            problem = _mps_replicas_problem(replicas, limit, compute_capability)
-            if problem:
-                problems.append(f"{where}: {problem}")
-    return problems
-
-
-def _mps_replicas_problem(value, limit, compute_capability):
-    problem = _replicas_problem(value, None, text_allowed=True)
-    if problem:
-        if whole_number(value) == 1:
-            problem += f"; 1 replica means no MPS: omit {MPS_VARIABLE}"
-        return problem
-    if whole_number(value) > limit:
-        where = f"compute capability {compute_capability}" if compute_capability else "these GPUs"
-        return (
-            f"must be <= {limit}, the most MPS clients per GPU the device plugin's MPS daemon accepts on {where} "
-            f"(48 from compute capability 7.5, else 16), got {excerpt(whole_number(value))}"
-        )
-    return None
-
-
-def normalize_mps(value):
-    """A valid gpuops_mps as the sharing settings replicas_for/advertised_resource read: replicas as ints,
-    per-resource replicas folded in (MPS has one resource)."""
-    if not isinstance(value, dict):
-        return value
-    normalized = normalize_time_slicing(value)
-    overrides = normalized.get("resources") or {}
-    replicas = overrides.get(MPS_RESOURCE, normalized.get("replicas"))
-    result = {"replicas": replicas}
-    if "rename_by_default" in normalized:
-        result["rename_by_default"] = normalized["rename_by_default"]
-    return result
-
-
-def lint_mps_for_node(mps, mig_strategy, mig_enabled_gpus, time_slicing) -> list[str]:
-    """What the device plugin refuses for a node with gpuops_mps (MIG_ENABLED_GPUS: indexes with MIG on)."""
-    if mps is None:
-        return []
-    problems = []
-    if time_slicing is not None:
-        # README "Shared Access to GPUs": time-slicing and MPS are mutually exclusive; api/config/v1/sharing.go
-        # SharingStrategy picks MPS whenever it is set, so the time-slicing settings would be ignored.
-        problems.append(
-            f"{MPS_VARIABLE}: gpuops_mps and gpuops_time_slicing are both set; a node shares its GPUs one way "
-            "(the device plugin would use MPS and ignore time-slicing); keep one of them"
-        )
-    if mig_strategy == "mixed":
-        # cmd/nvidia-device-plugin/main.go validateFlags: "using --mig-strategy=mixed is not supported with MPS".
-        problems.append(
-            f"{MPS_VARIABLE}: the device plugin refuses MPS with gpuops_mig_strategy mixed (it does not start); "
-            "use gpuops_mig_strategy none or single, or gpuops_time_slicing on this node"
-        )
-    elif mig_enabled_gpus:
-        # README "With CUDA MPS": sharing with MPS is not supported on devices with MIG enabled.
-        problems.append(
-            f"{MPS_VARIABLE}: MPS is not supported on GPUs with MIG enabled (GPU "
-            f"{', '.join(map(str, mig_enabled_gpus))} of this node); use a MIG config that disables MIG "
-            "(all-disabled) or gpuops_time_slicing"
-        )
-    return problems
 
 
 def lint_device_plugin_config(doc, compute_capability: str | None = None) -> list[str]:
@@ -636,9 +282,9 @@ def lint_device_plugin_config(doc, compute_capability: str | None = None) -> lis
     time_slicing = _mapping(sharing, "sharing.timeSlicing", problems)
     mps = _mapping(sharing, "sharing.mps", problems)
     if time_slicing is not None:
-        _lint_replicated(time_slicing, "sharing.timeSlicing", _TIME_SLICING_LIMIT, problems)
+        _lint_replicated(time_slicing, "sharing.timeSlicing", TIME_SLICING.replicas_limit(compute_capability), problems)
     if mps is not None:
-        _lint_replicated(mps, "sharing.mps", (mps_limit(compute_capability), _MPS_SERVER_CLIENTS), problems)
+        _lint_replicated(mps, "sharing.mps", MPS.replicas_limit(compute_capability), problems)
         for index, entry in enumerate(mps.get("resources") or []):
             name = plugin_resource_name(entry.get("name")) if isinstance(entry, dict) else None
             if isinstance(name, str) and name != MPS_RESOURCE:

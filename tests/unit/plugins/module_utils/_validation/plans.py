@@ -7,10 +7,8 @@ validation tests."""
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.catalog import find_product
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation import manifests
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.capacity import GpuLayout, node_capacity
-from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import (
-    normalize_mps,
-    normalize_time_slicing,
-)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.mps import normalize_mps
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import normalize_time_slicing
 
 # The gpu_validation role's default images and commands (NVIDIA's CUDA sample image for both pods).
 SETTINGS = manifests.PodSettings(

@@ -13,12 +13,16 @@ import re
 import pytest
 import yaml
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import (
-    advertised_resource,
     build_device_plugin_config,
     lint_device_plugin_config,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.shared_resources import (
+    advertised_resource,
+    replicas_for,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import (
     lint_time_slicing,
     lint_time_slicing_for_node,
-    replicas_for,
 )
 from hypothesis import given
 from hypothesis import strategies as st

@@ -11,11 +11,10 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster impor
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import (
     build_device_plugin_config,
     lint_device_plugin_config,
-    lint_mps,
-    mps_limit,
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents import device_plugin_config_key
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentErrors
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.mps import lint_mps, mps_limit
 
 L4 = {"gpuops_gpu_product": "NVIDIA L4", "gpuops_gpu_count": 4}
 T4 = {"gpuops_gpu_product": "Tesla T4", "gpuops_gpu_count": 2}

@@ -17,13 +17,13 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names imp
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_configs import lint_mig_parted_document
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster import plan_cluster
-from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.device_plugin import lint_time_slicing
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentErrors
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing import lint_time_slicing
 
 L4 = {"gpuops_gpu_product": "NVIDIA L4", "gpuops_gpu_count": 4}
 A100 = {"gpuops_gpu_product": "NVIDIA A100-SXM4-80GB", "gpuops_gpu_count": 8}
 INT64_MAX = 2**63 - 1
-# device_plugin.MAX_REPLICAS: an int64 over the most devices of one resource a node has (32 GPUs x 8 MIG devices).
+# time_slicing.MAX_REPLICAS: an int64 over the most devices of one resource a node has (32 GPUs x 8 MIG devices).
 MAX_REPLICAS = INT64_MAX // 256
 
 
