@@ -316,6 +316,7 @@ import traceback
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import fail_module
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import setting_problem
 from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import hami
 from ansible_collections.gpuops.cluster.plugins.module_utils._sharing.registry import pod_option_names
@@ -442,7 +443,7 @@ def run_module(module, run_id=None):
     try:
         target_list = targets(params["plan"], params["node_names"])
     except ValidationInputError as err:
-        module.fail_json(msg="; ".join(err.problems), run_id=run_id)
+        fail_module(module, err, run_id=run_id)
     problems = option_problems(params)
     if problems:
         module.fail_json(msg="; ".join(problems), run_id=run_id)
@@ -456,7 +457,7 @@ def run_module(module, run_id=None):
         results = run.run()
     except KubeApiError as err:
         left = run.cleanup_problems if run else []
-        module.fail_json(msg=f"the validation stopped: {err}", run_id=run_id, cleanup_problems=left)
+        fail_module(module, err, msg=f"the validation stopped: {err}", run_id=run_id, cleanup_problems=left)
     except Exception as err:  # the cleanup ran (try/finally in the run); report what stopped it
         left = run.cleanup_problems if run else []
         module.fail_json(
