@@ -128,7 +128,7 @@ def test_a_backend_without_an_attribute_or_a_method_is_refused():
         without_title()  # pylint: disable=abstract-class-instantiated
     del methods["describe"]
     without_describe = type("NoDescribe", (MemorySharingBackend,), {**attributes, **methods})
-    with pytest.raises(TypeError, match=r"abstract method.* describe"):
+    with pytest.raises(TypeError, match=r"abstract method.*describe"):
         without_describe()  # pylint: disable=abstract-class-instantiated
 
 
