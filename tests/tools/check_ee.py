@@ -6,22 +6,29 @@
     python tests/tools/check_ee.py CONTEXT_DIR
 
 Fails, naming what is wrong, unless:
-- execution-environment.yml pins ansible-core as requirements.txt does, pins the base image by a tag
+- execution-environment.yml pins ansible-core as requirements.txt does and ansible-runner as
+  requirements-test.txt does (the runner that starts jobs in the image), pins the base image by a tag
   or digest (not `latest`), and asks for kubernetes.core and community.general at the versions the
   `ansible` package of requirements.txt bundles (read from the installed package);
-- the Containerfile installs those pins, installs the collections with ansible-galaxy, runs
-  ansible-builder's introspection (which reads the collections' requirements.txt and bindep.txt) and
-  downloads Helm 3 checking a sha256 before unpacking it;
+- the Containerfile installs those pins, writes the package manager it names (ARG PKGMGR) before its first
+  use unless that is the base image's own, installs the collections with ansible-galaxy, runs
+  ansible-builder's introspection (which reads the collections' requirements.txt and bindep.txt),
+  runs sha256sum --check in every step that fetches a URL, and pins Helm 3: the release archive's sha256,
+  checked before it is unpacked, and the binary's (as tests/harness/get-helm pins it), checked before a
+  binary the context brings is used;
 - the context holds this collection's tarball at galaxy.yml's version, with requirements.txt and
-  bindep.txt inside;
+  bindep.txt inside, and, when it brings them, a Helm binary with the pinned sha256 and tarballs of the
+  collections the definition asks Galaxy for, at those versions;
 - ansible-builder's own introspect script, run here on that tarball and the bundled kubernetes.core
-  and community.general, yields every Python requirement of requirements.txt the EE needs, and pip
-  resolves the result for Python 3.11 (PyPI is needed for that step; --no-resolve skips it).
+  and community.general, yields every Python requirement of requirements.txt the EE needs and the
+  system packages it needs on Debian (platform:dpkg), and pip resolves the Python ones for Python 3.11
+  (PyPI is needed for that step; --no-resolve skips it).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pathlib
 import re
@@ -36,7 +43,10 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # Python packages of requirements.txt the EE needs; ansible and ansible-core come another way.
 NEEDED_PYTHON = ("kubernetes", "jmespath")
-NEEDED_SYSTEM = ("git", "openssh-clients", "ca-certificates")
+# Debian's names (the EE's base is Debian 12): bindep lines that apply to platform:dpkg.
+NEEDED_SYSTEM = ("git", "openssh-client", "ca-certificates")
+# Package managers a base image brings itself; any other the Containerfile must write first.
+STOCK_PACKAGE_MANAGERS = ("/usr/bin/dnf", "/usr/bin/microdnf", "/usr/bin/yum", "/usr/bin/apt-get")
 # Collections the collection depends on (galaxy.yml), checked against the bundled ones.
 DEPENDENCIES = ("kubernetes.core", "community.general")
 SECRET_WORDS = re.compile(r"(password|passwd|token|secret|api[_-]?key)\s*[:=]\s*\S", re.IGNORECASE)
@@ -80,6 +90,12 @@ def check_definition(ee, problems):
     runner = (dependencies.get("ansible_runner") or {}).get("package_pip", "")
     if not re.fullmatch(r"ansible-runner==\S+", runner):
         problems.append(f"execution-environment.yml: ansible_runner {runner!r} is not pinned (ansible-runner==X.Y.Z)")
+    host_runner = pins(REPO / "requirements-test.txt").get("ansible-runner")
+    if runner != f"ansible-runner=={host_runner}":
+        problems.append(
+            f"execution-environment.yml: ansible_runner is {runner!r}, requirements-test.txt pins ansible-runner "
+            f"{host_runner!r} for the runner that starts jobs in the image: the two must agree"
+        )
     collections = {entry["name"]: entry for entry in (dependencies.get("galaxy") or {}).get("collections", [])}
     for name in DEPENDENCIES:
         bundled = bundled_version(name)
@@ -96,6 +112,73 @@ def check_definition(ee, problems):
             problems.append(f"execution-environment.yml:{number}: looks like a secret: {line.strip()}")
 
 
+def get_helm_pins():
+    """HELM_VERSION and HELM_SHA256 (the binary's) of tests/harness/get-helm."""
+    text = (REPO / "tests" / "harness" / "get-helm").read_text(encoding="utf-8")
+    return dict(re.findall(r"^(HELM_VERSION|HELM_SHA256)=(\S+)$", text, re.MULTILINE))
+
+
+def check_package_manager(text, problems):
+    manager = re.search(r'^ARG PKGMGR="([^"]+)"$', text, re.MULTILINE)
+    if not manager:
+        problems.append("Containerfile: no ARG PKGMGR (options.package_manager_path)")
+        return
+    path = manager.group(1)
+    if path in STOCK_PACKAGE_MANAGERS:
+        return
+    lines = text.splitlines()
+    written = next((number for number, line in enumerate(lines) if f"> {path}" in line), None)
+    used = next((number for number, line in enumerate(lines) if re.search(r"(^RUN|;|&&)\s*\$PKGMGR\s", line)), None)
+    if written is None or (used is not None and used < written):
+        problems.append(f"Containerfile: the package manager {path} is used before a step writes it")
+
+
+def check_helm(text, context, problems):
+    args = dict(re.findall(r"^ARG (HELM_\w+)=(\S+)$", text, re.MULTILINE))
+    if not re.fullmatch(r"v3\.\d+\.\d+", args.get("HELM_VERSION", "")):
+        problems.append("Containerfile: no pinned Helm 3 (ARG HELM_VERSION=v3.X.Y)")
+    for name in ("HELM_SHA256", "HELM_LOCAL_SHA256"):
+        if not re.fullmatch(r"[0-9a-f]{64}", args.get(name, "")):
+            problems.append(f"Containerfile: no ARG {name}=<64 hex digits>")
+    wanted = get_helm_pins()
+    pinned = (args.get("HELM_VERSION"), args.get("HELM_LOCAL_SHA256"))
+    if pinned != (wanted.get("HELM_VERSION"), wanted.get("HELM_SHA256")):
+        problems.append(
+            f"Containerfile: Helm {args.get('HELM_VERSION')} with binary sha256 {args.get('HELM_LOCAL_SHA256')}, "
+            f"tests/harness/get-helm pins {wanted.get('HELM_VERSION')} with {wanted.get('HELM_SHA256')}"
+        )
+    step = next((line for line in text.splitlines() if "get.helm.sh" in line), "")
+    archive_checked = r"HELM_SHA256\}  /tmp/helm\.tar\.gz\" \| sha256sum --check --strict;.*tar -xzf /tmp/helm\.tar\.gz"
+    if not re.search(archive_checked, step):
+        problems.append("Containerfile: the Helm archive is not checked with sha256sum --check before it is unpacked")
+    if not re.search(r"HELM_LOCAL_SHA256\}  (\S+)\" \| sha256sum --check --strict; cp \1 ", step):
+        problems.append("Containerfile: a Helm binary from the context is not checked against HELM_LOCAL_SHA256 first")
+    local = context / "_build" / "files" / "helm"
+    if local.is_file() and hashlib.sha256(local.read_bytes()).hexdigest() != args.get("HELM_LOCAL_SHA256"):
+        problems.append(f"context: {local} does not have the sha256 HELM_LOCAL_SHA256 pins")
+
+
+def check_downloads(text, problems):
+    """Every step that fetches a URL checks what it fetched with sha256sum."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.search(r"\b(https?|ftp)://", line) and "sha256sum --check" not in line:
+            problems.append(f"Containerfile:{number}: fetches a URL without a sha256sum check: {line.strip()[:120]}")
+
+
+def check_local_collections(context, ee, problems):
+    folder = context / "_build" / "files" / "collections"
+    if not folder.is_dir():
+        return
+    asked = {
+        f"{entry['name'].replace('.', '-')}-{entry['version']}.tar.gz"
+        for entry in ee["dependencies"]["galaxy"]["collections"]
+        if entry.get("type", "galaxy") == "galaxy"
+    }
+    for tarball in sorted(folder.glob("*.tar.gz")):
+        if tarball.name not in asked:
+            problems.append(f"context: {tarball} is not a collection the definition asks for ({sorted(asked)})")
+
+
 def check_containerfile(context, ee, problems):
     text = (context / "Containerfile").read_text(encoding="utf-8")
     dependencies = ee["dependencies"]
@@ -110,14 +193,10 @@ def check_containerfile(context, ee, problems):
     for what, needle in expected.items():
         if needle not in text:
             problems.append(f"Containerfile: does not install {what} (no {needle!r})")
-    digest = re.search(r"^ARG HELM_SHA256=([0-9a-f]{64})$", text, re.MULTILINE)
-    version = re.search(r"^ARG HELM_VERSION=(v3\.\d+\.\d+)$", text, re.MULTILINE)
-    if not (digest and version):
-        problems.append("Containerfile: no pinned Helm 3 (ARG HELM_VERSION=v3.X.Y and ARG HELM_SHA256=<64 hex>)")
-    helm_step = next((line for line in text.splitlines() if "get.helm.sh" in line), "")
-    checked = re.search(r"sha256sum --check.*tar -xzf", helm_step)
-    if not checked:
-        problems.append("Containerfile: Helm is not checked with sha256sum --check before it is unpacked")
+    check_package_manager(text, problems)
+    check_helm(text, context, problems)
+    check_downloads(text, problems)
+    check_local_collections(context, ee, problems)
     galaxy = yaml.safe_load((context / "_build" / "requirements.yml").read_text(encoding="utf-8"))
     files = [entry["name"] for entry in galaxy.get("collections", []) if entry.get("type") == "file"]
     for name in files:
@@ -174,6 +253,13 @@ def introspect(context, tarball, scratch):
     return pip_out, _lines(pip_out), _lines(bindep_out)
 
 
+def applies_to_dpkg(line):
+    """Whether a bindep line selects Debian: no platform selector, or platform:dpkg among them."""
+    selectors = re.search(r"\[([^\]]*)\]", line.split("#", 1)[0])
+    platforms = [word for word in (selectors.group(1).split() if selectors else []) if word.startswith("platform:")]
+    return not platforms or "platform:dpkg" in platforms
+
+
 def _lines(path):
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
@@ -188,8 +274,9 @@ def check_introspection(context, tarball, resolve, problems):
                 problems.append(f"introspection: the EE would not install {wanted} (got {python})")
         if any(re.match(r"ansible(-core)?\s*[=<>~!]", line) for line in python):
             problems.append(f"introspection: a collection asks pip for ansible or ansible-core: {python}")
+        on_debian = [line.split()[0] for line in system if line.strip() and applies_to_dpkg(line)]
         for name in NEEDED_SYSTEM:
-            if not any(line.split()[0] == name for line in system if line.strip()):
+            if name not in on_debian:
                 problems.append(f"introspection: the EE would not install the system package {name} (got {system})")
         if resolve and not problems:
             result = subprocess.run(
