@@ -53,7 +53,8 @@ def ansible_playbook(playbook, inventory, *extra, cwd=REPO, env=None, wrap=None)
     )
 
 
-@pytest.fixture
+# Session-wide, so that a module's fixture may run a playbook once for all its tests.
+@pytest.fixture(scope="session")
 def run_playbook():
     return ansible_playbook
 

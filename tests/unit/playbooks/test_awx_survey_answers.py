@@ -220,6 +220,45 @@ def test_every_job_template_playbook_takes_the_answers_before_its_first_role():
     for name in ("site.yml", "upgrade.yml"):
         assert load(name)[0]["ansible.builtin.import_playbook"] == "plan.yml", name
     assert first_task(load("validate.yml")[0], "pre_tasks") == answers
-    assert {template["playbook"] for template in TEMPLATES.values()} == {
-        f"playbooks/{name}" for name in ("plan.yml", "site.yml", "upgrade.yml", "validate.yml")
+    # The job templates whose surveys have inventory questions run these (the user's playbooks/<name>.yml imports
+    # gpuops.cluster.<name>); the others ask no question the playbooks must take.
+    asking = {
+        template["playbook"]
+        for template in TEMPLATES.values()
+        if any(source.get("inventory_options") for source in template["survey"])
     }
+    assert asking == {f"playbooks/{name}" for name in ("plan.yml", "site.yml", "upgrade.yml", "validate.yml")}
+
+
+def awx_launch_errors(survey, answers):
+    """SurveyJobTemplateMixin.survey_variable_validation of awx/main/models/mixins.py (AWX 24.6.1): each question's
+    _survey_element_validation against the launch's ANSWERS, a required question left out refused ("value missing")."""
+    errors = []
+    for question in survey["spec"]:
+        if question["variable"] not in answers:
+            if question["required"]:
+                errors.append(f"'{question['variable']}' value missing")
+        elif awx_answer_errors(question, answers[question["variable"]]):
+            errors.append(f"'{question['variable']}' value {answers[question['variable']]!r} refused")
+    return errors
+
+
+NODE_TEMPLATES = [
+    name
+    for name, template in TEMPLATES.items()
+    if any("gpuops_node" in source.get("options", []) for source in template["survey"])
+]
+
+
+def test_the_day_2_job_templates_ask_the_node():
+    assert len(NODE_TEMPLATES) == 4, NODE_TEMPLATES
+
+
+@pytest.mark.parametrize("name", NODE_TEMPLATES)
+def test_a_day_2_launch_names_its_node_and_sends_nothing_else(name):
+    """AWX refuses the launch without a node or with an empty one; an accepted one sends gpuops_node alone."""
+    survey = survey_of(name)
+    assert awx_launch_errors(survey, {}) == ["'gpuops_node' value missing"]
+    assert awx_launch_errors(survey, {"gpuops_node": ""}) == ["'gpuops_node' value '' refused"]
+    assert awx_launch_errors(survey, {"gpuops_node": "gpu-l4-1"}) == []
+    assert awx_extra_vars(survey, {"gpuops_node": "gpu-l4-1"}) == {"gpuops_node": "gpu-l4-1"}

@@ -362,7 +362,8 @@ def test_awx_survey_problems_finds_a_variable_asked_twice():
     ]
 
 
-# The four job templates of playbooks/awx.yml, with the roles' real argument specs.
+# The job templates of playbooks/awx.yml, with the roles' real argument specs.
+DAY_2 = ("gpuops add_node", "gpuops remove_node", "gpuops change_node", "gpuops replace_node")
 EXPECTED_VARIABLES = {
     "gpuops plan": [
         "gpuops_awx_nvidia_driver_branch",
@@ -397,6 +398,7 @@ EXPECTED_VARIABLES = {
         "gpuops_serial",
         "gpuops_max_fail_percentage",
     ],
+    **{name: ["gpuops_node"] for name in DAY_2},
 }
 
 
@@ -405,13 +407,11 @@ def template_survey(name):
     return awx_survey(template["survey"], ALL_SPECS, template["name"], template["description"], run_wide=RUN_WIDE)
 
 
-def test_the_four_job_templates_are_defined():
-    assert set(JOB_TEMPLATES) == {"gpuops plan", "gpuops site", "gpuops validate", "gpuops upgrade"}
-    assert {template["playbook"] for template in JOB_TEMPLATES.values()} == {
-        "playbooks/plan.yml",
-        "playbooks/site.yml",
-        "playbooks/validate.yml",
-        "playbooks/upgrade.yml",
+def test_the_job_templates_are_defined():
+    assert set(JOB_TEMPLATES) == {"gpuops plan", "gpuops site", "gpuops validate", "gpuops upgrade", *DAY_2}
+    # Each runs playbooks/<name>.yml of the user's repository, which imports gpuops.cluster.<name>.
+    assert {name: template["playbook"] for name, template in JOB_TEMPLATES.items()} == {
+        name: f"playbooks/{name.removeprefix('gpuops ')}.yml" for name in JOB_TEMPLATES
     }
 
 
@@ -430,10 +430,28 @@ def test_job_template_uses_known_credentials(name):
 
 @pytest.mark.parametrize("name", sorted(JOB_TEMPLATES))
 def test_job_template_playbook_exists(name):
-    playbook = REPO / JOB_TEMPLATES[name]["playbook"]
+    """The collection's playbook that the user's playbooks/<name>.yml imports (gpuops.cluster.<name>)."""
+    playbook = REPO / "playbooks" / pathlib.PurePosixPath(JOB_TEMPLATES[name]["playbook"]).name
     if not playbook.exists():
-        pytest.skip(f"{JOB_TEMPLATES[name]['playbook']} is not in this checkout yet")
+        pytest.skip(f"playbooks/{playbook.name} is not in this checkout yet")
     assert yaml.safe_load(playbook.read_text(encoding="utf-8")), f"{playbook} is empty"
+
+
+@pytest.mark.parametrize("name", DAY_2)
+def test_day_2_survey_requires_the_node(name):
+    """A required question: AWX refuses a launch without it, and min 1 refuses the empty answer AWX accepts for a
+    required text question otherwise (awx/main/models/mixins.py SurveyJobTemplateMixin._survey_element_validation)."""
+    (question,) = template_survey(name)["spec"]
+    assert question == {
+        "question_name": "gpuops_node",
+        "question_description": "The node this run acts on, by its host name in the inventory.",
+        "variable": "gpuops_node",
+        "type": "text",
+        "required": True,
+        "min": 1,
+    }
+    assert "gpuops_node" in RUN_WIDE
+    assert set(JOB_TEMPLATES[name]["credentials"]) == {"machine", "kubeconfig"}
 
 
 def test_upgrade_survey_goes_one_node_at_a_time_by_default():
