@@ -30,8 +30,9 @@ export PATH := $(BIN):$(PATH)
 help:
 	@echo "make plan      validate an inventory and print the cluster plan (INVENTORY=, PLAN_DIR=)"
 	@echo "make test      lint, galaxy-importer, ansible-test sanity (ansible-core 2.19, 2.20, 2.21) and units (2.20, 2.21),"
-	@echo "               unit tests, the EE context, molecule scenarios"
-	@echo "make ee        the execution environment's build context (ansible-builder create), checked"
+	@echo "               unit tests, the EE image and jobs in it, molecule scenarios"
+	@echo "make ee        build the execution environment image (podman or docker) and run jobs in it as AWX does"
+	@echo "               (EE_BASE_IMAGE=, EE_RUNTIME=podman|docker, EE_IMAGE=, EE_LOCAL_SOURCES=yes|no)"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
 	@echo "make testbed   build the test bed's Kubernetes and containerd from Go modules (cached per version)"
 	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
@@ -148,19 +149,22 @@ unit: $(VENV)/.test collection
 	if command -v go > /dev/null; then tests/testbed/build-kubernetes > /dev/null; fi
 	$(BIN)/pytest tests/unit
 
-# The execution environment's build context: the collection tarball, `ansible-builder create` into
-# .cache/ee/context as a Containerfile for podman (named: ansible-builder picks its runtime from what is
-# installed, docker where only its client is, and would write a Dockerfile), then its content checked (tests/tools/check_ee.py; pip resolves
-# with PyPI). The image itself: podman build -f .cache/ee/context/Containerfile .cache/ee/context
-# (see docs/awx.md).
-EE_DIR := .cache/ee
+# The execution environment image (tests/testbed/build-ee): the collection tarball, `ansible-builder create` into
+# .cache/ee/context (checked by tests/tools/check_ee.py), then the build with EE_RUNTIME (podman or docker; empty:
+# podman where it works, else docker, else podman installed the test bed's way) from EE_BASE_IMAGE (empty: the test
+# bed's Debian 12 base, tests/testbed/build-ee-base). EE_LOCAL_SOURCES=yes gives the build Helm and the two Galaxy
+# collections from this machine, checked against pinned digests; `no` leaves them to get.helm.sh and Galaxy. Then
+# tests/ee runs jobs in the image through ansible-runner, as AWX does. Cached by content: a second run on an
+# unchanged checkout rebuilds no layer. See docs/execution-environment.md.
+EE_BASE_IMAGE ?=
+EE_RUNTIME ?=
+EE_IMAGE ?=
+EE_LOCAL_SOURCES ?= yes
+EE_ENV = GPUOPS_EE_BASE_IMAGE="$(EE_BASE_IMAGE)" GPUOPS_EE_RUNTIME="$(EE_RUNTIME)" GPUOPS_EE_IMAGE="$(EE_IMAGE)" \
+  GPUOPS_EE_LOCAL_SOURCES="$(EE_LOCAL_SOURCES)"
 ee: $(VENV)/.test
-	tests/testbed/install-podman
-	rm -rf $(EE_DIR) && mkdir -p $(EE_DIR)/build $(EE_DIR)/collection
-	$(BIN)/ansible-galaxy collection build --output-path $(EE_DIR)/build
-	cp $(EE_DIR)/build/gpuops-cluster-*.tar.gz $(EE_DIR)/collection/gpuops-cluster.tar.gz
-	$(BIN)/ansible-builder create --output-filename Containerfile --file execution-environment.yml --context $(EE_DIR)/context
-	$(BIN)/python tests/tools/check_ee.py $(EE_DIR)/context
+	$(EE_ENV) tests/testbed/build-ee
+	$(EE_ENV) $(BIN)/pytest -q -p no:cacheprovider tests/ee
 
 # Two lanes at a time (tests/testbed/run-scenarios), the longest scenarios first.
 molecule: $(VENV)/.test collection

@@ -62,6 +62,8 @@ ARGUMENT_SPEC = {
     "device_plugin_configmap": {"type": "str"},
     "mig_configmap": {"type": "str"},
 }
+# The hosts a run plans without though they are still in the group (a node being removed).
+LEAVING_VARIABLE = "__gpuops_plan_leaving"
 # Cluster-wide inventory variables that name the settings a task leaves out, so the plan playbook and
 # every Kubernetes role agree on one namespace and one pair of ConfigMap names.
 SETTING_VARIABLES = {
@@ -327,7 +329,9 @@ class ActionModule(ActionBase):
         if args["group"] not in groups:
             message = missing_group_message(args["group"], groups)
             return {**result, "failed": True, "msg": message, **({"warnings": warnings} if warnings else {})}
-        gpu_hosts = groups[args["group"]]
+        # Hosts on their way out of the cluster (playbooks/remove_node.yml sets it): planned as if gone already.
+        leaving = plain(self._templar.template(task_vars.get(LEAVING_VARIABLE) or [])) or []
+        gpu_hosts = [host for host in groups[args["group"]] if host not in leaving]
         nodes, errors = read_intent(hostvars, gpu_hosts, checker, self._role_defaults)
         errors += rke2_host_errors(hostvars, groups, checker, gpu_hosts)
         warnings += self._group_warnings(task_vars, gpu_hosts, nodes, errors)

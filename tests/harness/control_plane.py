@@ -14,6 +14,7 @@ Ready condition the GPU node stand-in sets, and no controller marks them unreach
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -195,6 +196,13 @@ def wait_for(what: str, check, started: dict, directory: Path, component: str) -
             log = directory / "log" / f"{component}.log"
             raise StartError(f"{what} not after {START_TIMEOUT:.0f} s; last lines of {log}:\n{log_tail(log)}")
         time.sleep(0.2)
+
+
+def free_port() -> int:
+    """A TCP port of localhost that nothing listens on now, for a control plane beside others."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def start(directory: Path) -> None:

@@ -11,9 +11,7 @@ kube-scheduler refuses must also be refused by the role's check.
 """
 
 import contextlib
-import importlib.util
 import json
-import socket
 import ssl
 import subprocess
 import threading
@@ -26,47 +24,23 @@ import pytest
 from ansible.plugins.filter.core import to_nice_yaml
 from ansible_collections.gpuops.cluster.plugins.filter.rke2_scheduler import rke2_scheduler_settings
 from ansible_collections.gpuops.cluster.plugins.plugin_utils import rke2_scheduler
+from ansible_collections.gpuops.cluster.tests.harness import control_plane  # puts the RKE2 stand-in on sys.path
+from stand_in import config as rke2_config  # the RKE2 stand-in's config.yaml reader
+from stand_in import pki, server
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 RESOURCE = "example.com/gpu-mem"
 
 
-def _load_control_plane():
-    spec = importlib.util.spec_from_file_location("gpuops_control_plane", REPO_ROOT / "tests/harness/control_plane.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # puts tests/doubles/rke2 on sys.path for stand_in
-    return module
-
-
-control_plane = _load_control_plane()
-from stand_in import config as rke2_config  # noqa: E402  (the RKE2 stand-in's config.yaml reader)
-from stand_in import pki, server  # noqa: E402
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, test_kubernetes):
-    """A control plane on free ports, with a system:kube-scheduler kubeconfig as RKE2 gives its scheduler."""
-    directory = tmp_path_factory.mktemp("control-plane")
-    control_plane.API_PORT, control_plane.ETCD_PORT = _free_port(), _free_port()
-    try:
-        control_plane.start(directory)
-    except SystemExit as error:
-        pytest.fail(str(error))
-    try:
-        files = control_plane.ensure_pki(directory)
-        crt, key = directory / "pki/scheduler.crt", directory / "pki/scheduler.key"
-        pki.issue((files["ca.crt"], files["ca.key"]), crt, key, "/CN=system:kube-scheduler", client=True)
-        kubeconfig = directory / "scheduler.kubeconfig"
-        kubeconfig.write_text(pki.kubeconfig(f"https://127.0.0.1:{control_plane.API_PORT}", files["ca.crt"], crt, key))
-        yield {"dir": directory, "files": files, "scheduler_kubeconfig": kubeconfig}
-    finally:
-        control_plane.stop(directory)
+def cluster(own_control_plane):
+    """The module's control plane, with a system:kube-scheduler kubeconfig as RKE2 gives its scheduler."""
+    directory, files = own_control_plane["dir"], own_control_plane["files"]
+    crt, key = directory / "pki/scheduler.crt", directory / "pki/scheduler.key"
+    pki.issue((files["ca.crt"], files["ca.key"]), crt, key, "/CN=system:kube-scheduler", client=True)
+    kubeconfig = directory / "scheduler.kubeconfig"
+    kubeconfig.write_text(pki.kubeconfig(own_control_plane["url"], files["ca.crt"], crt, key))
+    return {"dir": directory, "files": files, "scheduler_kubeconfig": kubeconfig}
 
 
 class Extender:
@@ -158,7 +132,7 @@ def test_kube_scheduler_runs_with_the_file_and_asks_the_extender(cluster):
         "ignorable": False,
     }
     assert rke2_scheduler.extenders_problems([entry]) == []
-    directory, port = cluster["dir"], _free_port()
+    directory, port = cluster["dir"], control_plane.free_port()
     config_file = _write_config(directory, [entry], cluster["scheduler_kubeconfig"])
     argv = _argv(directory, config_file, cluster["scheduler_kubeconfig"], port)
     assert f"--config={config_file}" in argv and f"--secure-port={port}" in argv
@@ -221,7 +195,7 @@ def test_kube_scheduler_refuses_what_the_role_refuses(cluster, tmp_path, change,
     entry = {"urlPrefix": "http://127.0.0.1:1/x", "filterVerb": "filter", **change}
     assert rke2_scheduler.extenders_problems([entry]), "the role's check lets through what kube-scheduler refuses"
     config_file = _write_config(tmp_path, [entry], cluster["scheduler_kubeconfig"])
-    argv = _argv(tmp_path, config_file, cluster["scheduler_kubeconfig"], _free_port())
+    argv = _argv(tmp_path, config_file, cluster["scheduler_kubeconfig"], control_plane.free_port())
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0
     assert all(part in result.stdout + result.stderr for part in refusal), result.stderr[-2000:]
@@ -231,7 +205,7 @@ def test_kube_scheduler_refuses_two_binders(cluster, tmp_path):
     entries = [{"urlPrefix": f"http://127.0.0.1:1/{name}", "bindVerb": "bind"} for name in ("a", "b")]
     assert any("bindVerb set on entries [0, 1]" in line for line in rke2_scheduler.extenders_problems(entries))
     config_file = _write_config(tmp_path, entries, cluster["scheduler_kubeconfig"])
-    argv = _argv(tmp_path, config_file, cluster["scheduler_kubeconfig"], _free_port())
+    argv = _argv(tmp_path, config_file, cluster["scheduler_kubeconfig"], control_plane.free_port())
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0
     assert "only one extender can implement bind" in result.stdout + result.stderr
@@ -244,7 +218,7 @@ def test_with_kubeadms_kubeconfig_the_scheduler_does_not_start(cluster, tmp_path
     path.parent.mkdir()
     document = rke2_scheduler.scheduler_configuration([], kubeconfig="/etc/kubernetes/scheduler.conf")
     path.write_text(to_nice_yaml(document, indent=2, sort_keys=True))
-    argv = _argv(tmp_path, path, cluster["scheduler_kubeconfig"], _free_port())
+    argv = _argv(tmp_path, path, cluster["scheduler_kubeconfig"], control_plane.free_port())
     assert f"--kubeconfig={cluster['scheduler_kubeconfig']}" in argv
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from stand_in import node, paths, server, supervisor
+from stand_in import node, node_password, paths, server, supervisor
 from stand_in.kubeapi import Client
 from stand_in.processes import Children, log, notify_ready
 
@@ -32,11 +32,22 @@ def _insecure_context() -> ssl.SSLContext:
 
 
 def fetch(url: str, token: str, node_name: str, context: ssl.SSLContext) -> bytes:
+    """GET URL as node NODE_NAME with the token and the node's password; a refused password raises ValueError
+    with RKE2's message (k3s pkg/agent/config/config.go getNodeNamedCrt), which bootstrap() retries."""
     request = urllib.request.Request(url)
     request.add_header("Authorization", "Basic " + base64.b64encode(f"node:{token}".encode()).decode())
     request.add_header("RKE2-Node-Name", node_name)
-    with urllib.request.urlopen(request, context=context, timeout=10) as response:
-        return response.read()
+    request.add_header(node_password.HEADER, node_password.local_password())
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=10) as response:
+            return response.read()
+    except urllib.error.HTTPError as error:
+        if error.code == 403:
+            raise ValueError(
+                f"Node password rejected, duplicate hostname or contents of '{paths.NODE_PASSWORD}' may not "
+                "match server node-passwd entry"
+            ) from error
+        raise
 
 
 def bootstrap(settings: dict, path: str) -> tuple[bytes, bytes, str]:

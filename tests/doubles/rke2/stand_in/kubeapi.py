@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Just enough of a Kubernetes API client: GET and merge-PATCH with client certificates."""
+"""Just enough of a Kubernetes API client: GET, POST and merge-PATCH with client certificates."""
 
 import json
 import ssl
@@ -36,6 +36,9 @@ class Client:
                 return False
             raise
         return True
+
+    def create(self, path: str, body: dict):
+        return self.request("POST", path, body)
 
     def merge_patch(self, path: str, body: dict):
         return self.request("PATCH", path, body, "application/merge-patch+json")

@@ -13,6 +13,8 @@ DATA_DIR = Path("/var/lib/rancher/rke2")
 SERVER_DIR = DATA_DIR / "server"
 TLS_DIR = SERVER_DIR / "tls"
 NODE_TOKEN = SERVER_DIR / "node-token"
+# The node's own password, sent when it asks for its kubelet certificates (k3s pkg/agent/config/config.go).
+NODE_PASSWORD = Path("/etc/rancher/node/password")
 SERVER_LOGS = SERVER_DIR / "logs"
 AGENT_DIR = DATA_DIR / "agent"
 # RKE2 unpacks its runtime image into data/<release>/bin and points bin/ at it: containerd, its shims and

@@ -11,7 +11,7 @@ import socket
 import tempfile
 from pathlib import Path
 
-from stand_in import component_args, config, node, paths, pki, supervisor
+from stand_in import component_args, config, node, node_password, paths, pki, supervisor
 from stand_in.kubeapi import Client
 from stand_in.processes import Children, log, notify_ready, wait_until
 
@@ -189,14 +189,25 @@ def run(settings: dict) -> None:
     write_private(paths.NODE_TOKEN, node_token(secret) + "\n")
     children = Children()
     start_control_plane(children, address, settings)
-    supervisor.serve(secret, issue_kubelet_credentials, server_bootstrap)
+    local = f"https://127.0.0.1:{paths.API_PORT}"
+    admin = Client(local, CA[0], *ADMIN)
+    supervisor.serve(
+        secret,
+        issue_kubelet_credentials,
+        server_bootstrap,
+        lambda node_name, password: node_password.ensure(admin, node_name, password),
+    )
     log(f"supervisor listening on port {paths.SUPERVISOR_PORT}")
     write_private(paths.ADMIN_KUBECONFIG, pki.kubeconfig(f"https://127.0.0.1:{paths.API_PORT}", CA[0], *ADMIN),
                   kubeconfig_mode(settings))  # fmt: skip
     name = node.node_name(settings)
-    local = f"https://127.0.0.1:{paths.API_PORT}"
+    # The server's own node has a password Secret too; RKE2 checks it once its API answers and only reports a
+    # mismatch there (k3s pkg/nodepassword/validate.go verifyLocalPassword, ensureSecret).
+    try:
+        node_password.ensure(admin, name, node_password.local_password())
+    except node_password.Rejected as error:
+        log(f"Deferred node password secret validation failed: {error}")
     write_kubelet_credentials(local, CA[0].read_bytes(), issue_kubelet_credentials(name))
-    admin = Client(local, CA[0], *ADMIN)
     node.run(children, settings, admin)
     admin.merge_patch(f"/api/v1/nodes/{name}", {"metadata": {"labels": dict.fromkeys(SERVER_NODE_LABELS, "true")}})
     notify_ready()

@@ -4,8 +4,10 @@
 """The supervisor port 9345: where agents and joining servers get their credentials with the token.
 
 As in RKE2, /cacerts is open (a joining node checks it against the hash in a K10 token) and the
-rest needs HTTP basic auth with the token's secret; a wrong token gets 401. The paths follow
-RKE2's /v1-rke2/... names; the payloads are the stand-in's own (PEM, JSON).
+rest needs HTTP basic auth with the token's secret; a wrong token gets 401. A kubelet certificate also
+needs the node's password (RKE2-Node-Password): none gets 400, one that differs from the node's
+password Secret 403 (node_password.py). The paths follow RKE2's /v1-rke2/... names; the payloads are
+the stand-in's own (PEM, JSON).
 """
 
 import base64
@@ -15,7 +17,7 @@ import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from stand_in import paths
+from stand_in import node_password, paths
 from stand_in.processes import log
 
 
@@ -27,8 +29,11 @@ def parse_token(token: str) -> tuple[str, str]:
     return "", token
 
 
-def serve(secret: str, issue_kubelet_credentials, server_bootstrap) -> ThreadingHTTPServer:
-    """Serves on all addresses in a thread. issue_kubelet_credentials(node) -> PEM; server_bootstrap() -> dict."""
+def serve(
+    secret: str, issue_kubelet_credentials, server_bootstrap, check_node_password, port: int = paths.SUPERVISOR_PORT
+) -> ThreadingHTTPServer:
+    """Serves on all addresses in a thread. issue_kubelet_credentials(node) -> PEM; server_bootstrap() -> dict;
+    check_node_password(node, password) raises node_password.Rejected for a password the node's Secret refuses."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format, *args):
@@ -63,9 +68,19 @@ def serve(secret: str, issue_kubelet_credentials, server_bootstrap) -> Threading
             node = self.headers.get("RKE2-Node-Name", "")
             if not node:
                 return self._reply(400, b"RKE2-Node-Name header missing\n")
+            password = self.headers.get(node_password.HEADER, "")
+            if not password:
+                return self._reply(400, b"node password not set\n")
+            try:
+                check_node_password(node, password)
+            except node_password.Rejected as error:
+                log(f"supervisor: {error}")
+                return self._reply(403, f"{error}\n".encode())
+            except Exception as error:  # as k3s: a Secret that cannot be read or written does not stop the node
+                log(f"supervisor: node password of {node} not checked: {error!r}")
             return self._reply(200, issue_kubelet_credentials(node))
 
-    httpd = ThreadingHTTPServer(("", paths.SUPERVISOR_PORT), Handler)
+    httpd = ThreadingHTTPServer(("", port), Handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(
         str(paths.TLS_DIR / "serving-kube-apiserver.crt"), str(paths.TLS_DIR / "serving-kube-apiserver.key")

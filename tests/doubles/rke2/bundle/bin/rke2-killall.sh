@@ -50,7 +50,9 @@ unmount_and_remove() {
 unmount_and_remove /run/k3s
 unmount_and_remove /var/lib/kubelet/pods
 unmount /var/lib/rancher/rke2
-unmount /var/lib/kubelet
+# What the kubelet mounted below its folder; a file system mounted at /var/lib/kubelet itself stays mounted, as
+# RKE2's rke2-killall.sh leaves it (it unmounts /run/k3s, /var/lib/kubelet/pods and /run/netns/cni- only).
+unmount /var/lib/kubelet/
 for netns in /run/netns/cni-*; do
   [ -e "$netns" ] && unmount_and_remove "$netns"
 done
