@@ -14,7 +14,7 @@ from concurrent import futures
 
 import pytest
 
-pytest.importorskip("kubernetes")
+pytest.importorskip("kubernetes.client")  # .client: tests/testbed/kubernetes, a folder, would pass for "kubernetes"
 pytest.importorskip("google.protobuf")
 grpc = pytest.importorskip("grpc")
 from ansible_collections.gpuops.cluster.tests.doubles.gpu_node import (  # noqa: E402

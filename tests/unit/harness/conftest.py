@@ -4,13 +4,15 @@
 """The control plane of the harness tests that need one of their own (tests/harness/control_plane.py)."""
 
 import pytest
-from ansible_collections.gpuops.cluster.tests.harness import control_plane
 
 
 @pytest.fixture(scope="module")
 def own_control_plane(tmp_path_factory, test_kubernetes):
     """etcd, kube-apiserver, kube-controller-manager and kube-scheduler on free ports, for one test module:
     its folder, its certificates (control_plane.ensure_pki) and the API server's URL."""
+    # Here, not at collection: importing it puts tests/testbed, which holds a folder named kubernetes, on sys.path.
+    from ansible_collections.gpuops.cluster.tests.harness import control_plane
+
     directory = tmp_path_factory.mktemp("control-plane")
     control_plane.API_PORT, control_plane.ETCD_PORT = control_plane.free_port(), control_plane.free_port()
     try:

@@ -9,7 +9,7 @@ import pathlib
 import pytest
 import yaml
 
-pytest.importorskip("kubernetes")
+pytest.importorskip("kubernetes.client")  # .client: tests/testbed/kubernetes, a folder, would pass for "kubernetes"
 from ansible_collections.gpuops.cluster.tests.doubles.gpu_node import controller, hardware
 
 LGIP = pathlib.Path(__file__).resolve().parents[2] / "fixtures/nvidia-smi/a100-80gb-pcie-seed004-mig-lgip-i0.txt"

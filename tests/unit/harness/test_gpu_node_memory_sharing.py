@@ -13,7 +13,7 @@ import pathlib
 import pytest
 import yaml
 
-pytest.importorskip("kubernetes")
+pytest.importorskip("kubernetes.client")  # .client: tests/testbed/kubernetes, a folder, would pass for "kubernetes"
 from ansible_collections.gpuops.cluster.tests.doubles.gpu_node import controller, gpu_state, hardware, mig_parted
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"

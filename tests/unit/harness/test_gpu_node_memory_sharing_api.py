@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-pytest.importorskip("kubernetes")
+pytest.importorskip("kubernetes.client")  # .client: tests/testbed/kubernetes, a folder, would pass for "kubernetes"
 from ansible_collections.gpuops.cluster.tests.doubles.gpu_node import controller, hardware
 from ansible_collections.gpuops.cluster.tests.doubles.gpu_node.cluster import Cluster
 

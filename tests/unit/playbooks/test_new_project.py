@@ -272,7 +272,8 @@ def test_check_mode_from_the_installed_collection_shows_the_files_and_writes_not
     assert built.returncode == 0, built.stdout + built.stderr
     (tarball,) = tmp_path.glob("gpuops-cluster-*.tar.gz")
     installed = subprocess.run(
-        [galaxy, "collection", "install", "--no-deps", "-p", str(tmp_path / "collections"), str(tarball)],
+        # --force: where the collections path already holds gpuops.cluster (ansible-test's copy), it would do nothing.
+        [galaxy, "collection", "install", "--force", "--no-deps", "-p", str(tmp_path / "collections"), str(tarball)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
