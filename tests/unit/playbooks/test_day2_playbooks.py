@@ -155,3 +155,73 @@ def test_the_plan_of_a_removal_leaves_the_node_out(run_playbook, inventory):
     assert result.returncode == 0, result.stdout + result.stderr
     capacity = json.loads((inventory / ".gpuops-plan" / "capacity.json").read_text())
     assert sorted(capacity["nodes"]) == ["gpu-l4-1", "gpu-l4-2"]
+
+
+LAST_NODE_PLAY = {
+    "add_node.yml": "Join the node to the cluster as an RKE2 agent",
+    "change_node.yml": "Apply the node's MIG layout",
+    "remove_node.yml": "Drain the node, remove RKE2 from it and delete its Node and password",
+}
+
+
+@pytest.mark.parametrize("playbook", LAST_NODE_PLAY)
+def test_the_last_play_on_the_node_marks_it_done_before_the_cluster_stages(playbook):
+    """tasks/day2_kubernetes.yml applies nothing unless tasks/node_done.yml ran on the node: that is the last task of
+    the last play on it, and every play after it is the controller's."""
+    plays = yaml.safe_load((REPO / "playbooks" / playbook).read_text(encoding="utf-8"))
+    names = [play["name"] for play in plays]
+    last = plays[names.index(LAST_NODE_PLAY[playbook])]
+    assert "gpuops_day2_node" in last["hosts"]
+    assert last["post_tasks"][-1]["ansible.builtin.import_tasks"] == "tasks/node_done.yml"
+    assert [play["hosts"] for play in plays[names.index(LAST_NODE_PLAY[playbook]) + 1 :]] == ["localhost"]
+
+
+def test_the_cluster_stages_stop_where_the_node_was_unreachable(run_playbook, tmp_path):
+    """Ansible goes on to the controller's play when the node is unreachable: the guard of day2_kubernetes.yml stops
+    it, naming the node, before the GPU Operator's role."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "hosts": {
+                        # Nothing listens on port 1 of localhost: ssh is refused at once.
+                        "gpu-l4-9": {"ansible_host": "127.0.0.1", "ansible_port": 1, "ansible_user": "nobody"},
+                        "cp-1": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+                        "localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+                    }
+                }
+            }
+        )
+    )
+    tasks = REPO / "playbooks" / "tasks"
+    playbook = tmp_path / "day2.yml"
+    playbook.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    # With a server, as the RKE2 check's play: a play whose every host fails ends the run.
+                    "name": "The node's host stages",
+                    "hosts": "gpu-l4-9:cp-1",
+                    "gather_facts": False,
+                    "tasks": [
+                        {"ansible.builtin.ping": None},
+                        {"ansible.builtin.import_tasks": str(tasks / "node_done.yml")},
+                    ],
+                },
+                {
+                    "name": "The cluster stages",
+                    "hosts": "localhost",
+                    "gather_facts": False,
+                    "tasks": [{"ansible.builtin.import_tasks": str(tasks / "day2_kubernetes.yml")}],
+                },
+            ],
+            sort_keys=False,
+        )
+    )
+    result = run_playbook(str(playbook), inventory, "-e", "gpuops_node=gpu-l4-9")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "UNREACHABLE" in output
+    assert "gpu-l4-9: its host stages did not run to their end" in " ".join(output.split())
+    assert "Install or upgrade the GPU Operator" not in output
