@@ -59,6 +59,11 @@ def _valid(groups, operation):
     return f"valid: the inventory name of {wanted}, e.g. -e {VARIABLE}={_example(groups, operation)}"
 
 
+def _problem(node, message):
+    """The one problem of NODE as gpuops_node, naming host and variable (IntentError's form)."""
+    return [str(IntentError(node, VARIABLE, message))]
+
+
 def target_problems(operation, node, groups):
     """Why NODE (the value of gpuops_node) cannot go through OPERATION in an inventory with GROUPS, as lines
     naming the host, the variable, what is wrong and what would be valid; [] when it can."""
@@ -79,43 +84,24 @@ def target_problems(operation, node, groups):
             why = "not in the inventory" + (f" (did you mean {', '.join(close)}?)" if close else "")
             if operation in ("add", "replace"):
                 why += f"; add it to the inventory's {AGENT_GROUP} (and {GPU_GROUP} for a GPU node) first"
-        return [str(IntentError(node, VARIABLE, f"{why}; {valid}"))]
+        return _problem(node, f"{why}; {valid}")
     servers, agents = _members(groups, SERVER_GROUP), _members(groups, AGENT_GROUP)
     if operation == "change":
         if node not in _members(groups, GPU_GROUP):
-            return [
-                str(
-                    IntentError(
-                        node,
-                        VARIABLE,
-                        f"not in {GPU_GROUP}: {playbook} applies a GPU node's MIG layout and GPU sharing; {valid}",
-                    )
-                )
-            ]
+            return _problem(
+                node, f"not in {GPU_GROUP}: {playbook} applies a GPU node's MIG layout and GPU sharing; {valid}"
+            )
         if node not in servers and node not in agents:
-            return [
-                str(
-                    IntentError(
-                        node,
-                        VARIABLE,
-                        f"in neither {SERVER_GROUP} nor {AGENT_GROUP}, so not a node of the cluster; {valid}",
-                    )
-                )
-            ]
+            return _problem(node, f"in neither {SERVER_GROUP} nor {AGENT_GROUP}, so not a node of the cluster; {valid}")
         return []
     if node in servers:
-        return [
-            str(
-                IntentError(
-                    node,
-                    VARIABLE,
-                    f"in {SERVER_GROUP}: {playbook} handles agents only (a server carries an etcd member and the "
-                    f"API, which cluster.yml adds and the rke2 role's rke2_state: absent removes); {valid}",
-                )
-            )
-        ]
+        return _problem(
+            node,
+            f"in {SERVER_GROUP}: {playbook} handles agents only (a server carries an etcd member and the "
+            f"API, which cluster.yml adds and the rke2 role's rke2_state: absent removes); {valid}",
+        )
     if node not in agents:
-        return [str(IntentError(node, VARIABLE, f"not in {AGENT_GROUP}; {valid}"))]
+        return _problem(node, f"not in {AGENT_GROUP}; {valid}")
     return []
 
 
