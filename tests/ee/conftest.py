@@ -9,20 +9,19 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 TESTBED = REPO_ROOT / "tests" / "testbed"
-
-
-def required():
-    return os.environ.get("GPUOPS_REQUIRE_TESTBED", "") not in ("", "0")
+sys.path.insert(0, str(TESTBED))
+import binaries  # noqa: E402  (the test bed's rule: GPUOPS_REQUIRE_TESTBED turns a skip into a failure)
 
 
 def unavailable(reason):
-    if required():
+    if binaries.required():
         pytest.fail(f"GPUOPS_REQUIRE_TESTBED is set and this test would skip: {reason}")
     pytest.skip(reason)
 
