@@ -37,14 +37,16 @@ help:
 	@echo "make testbed   build the test bed's Kubernetes and containerd from Go modules (cached per version)"
 	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
 
-# --no-compile: Python compiles the ansible package's thousands of modules on import, those used, not all at install.
+# pip compiles every package at install, as it does by default: where PYTHONDONTWRITEBYTECODE is set (CI's
+# machines set it) an import never writes bytecode, so every ansible-playbook, module run and test would compile
+# ansible-core and the kubernetes client from source again (ansible-playbook --version: 1.05 s, compiled 0.49 s).
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
 $(VENV)/.test: requirements-test.txt requirements.txt $(VENV)/.runtime
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -r requirements-test.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
 collection: $(COLLECTION_LINK)
@@ -94,7 +96,7 @@ IMPORTER_VENV := .cache/venv-importer
 IMPORTER_TOP := $(or $(TMPDIR),/tmp)/gpuops-cluster-importer
 $(IMPORTER_VENV)/.importer: requirements-importer.txt
 	$(PYTHON) -m venv $(IMPORTER_VENV)
-	$(IMPORTER_VENV)/bin/pip install --quiet --disable-pip-version-check --no-compile -r requirements-importer.txt
+	$(IMPORTER_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-importer.txt
 	touch $@
 
 importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
@@ -133,8 +135,9 @@ sanity: $(VENV)/.test
 # ansible-test sanity on the newer ansible-core releases the collection supports, and its units on those of
 # CORE_MATRIX_UNITS, each in a virtualenv of tests/core-matrix/ansible-core-VERSION.txt with Python 3.12 or newer
 # (`sanity` and `unit` cover requirements.txt's 2.19). Units on the newest only by default: with 2.19's they bound
-# the range, and each run of them costs CI about a quarter of an hour of its two cores;
-# `make core-matrix CORE_MATRIX_UNITS="2.20 2.21"` runs both.
+# the range; `make core-matrix CORE_MATRIX_UNITS="2.20 2.21"` runs both. The units there are those that meet
+# ansible-core's APIs, the roles' and the plan's and site's playbooks (tests/tools/ansible-core-matrix, UNIT_TARGETS):
+# the rest, playbook runs and the test bed's harness, would cost CI a quarter of an hour more of its two cores.
 CORE_MATRIX := 2.20 2.21
 CORE_MATRIX_UNITS ?= 2.21
 core-matrix: $(VENV)/.test
