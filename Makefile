@@ -137,7 +137,7 @@ sanity: $(VENV)/.test
 # (`sanity` and `unit` cover requirements.txt's 2.19). Units on the newest only by default: with 2.19's they bound
 # the range; `make core-matrix CORE_MATRIX_UNITS="2.20 2.21"` runs both. The units there are those that meet
 # ansible-core's APIs, the roles' and the plan's and site's playbooks (tests/tools/ansible-core-matrix, UNIT_TARGETS):
-# the rest, playbook runs and the test bed's harness, would cost CI a quarter of an hour more of its two cores.
+# all of them took 24 min of CI (ansible-core 2.21.5, beside the other targets), these 1.5 min.
 CORE_MATRIX := 2.20 2.21
 CORE_MATRIX_UNITS ?= 2.21
 core-matrix: $(VENV)/.test
