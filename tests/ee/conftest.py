@@ -20,12 +20,6 @@ sys.path.insert(0, str(TESTBED))
 import binaries  # noqa: E402  (the test bed's rule: GPUOPS_REQUIRE_TESTBED turns a skip into a failure)
 
 
-def unavailable(reason):
-    if binaries.required():
-        pytest.fail(f"GPUOPS_REQUIRE_TESTBED is set and this test would skip: {reason}")
-    pytest.skip(reason)
-
-
 def runtime_works(runtime):
     if shutil.which(runtime) is None:
         return False
@@ -43,14 +37,14 @@ def ee_runtime():
     for runtime in tried:
         if runtime_works(runtime):
             return runtime
-    unavailable("no container runtime works here: " + ", ".join(f"`{runtime} info` fails" for runtime in tried))
+    binaries.skip_test("no container runtime works here: " + ", ".join(f"`{runtime} info` fails" for runtime in tried))
 
 
 @pytest.fixture(scope="session")
 def hosts_runtime(ee_runtime):
     """The runtime of the test bed's SSH hosts: podman only (tests/testbed/build-image imports with podman)."""
     if ee_runtime != "podman":
-        unavailable(f"the test bed's hosts are podman containers, and the runtime here is {ee_runtime}")
+        binaries.skip_test(f"the test bed's hosts are podman containers, and the runtime here is {ee_runtime}")
     return ee_runtime
 
 
@@ -61,7 +55,7 @@ def ee_image(ee_runtime):
     image = os.environ.get("GPUOPS_EE_IMAGE") or f"localhost/gpuops-ee:{version}"
     found = subprocess.run([ee_runtime, "image", "inspect", image], capture_output=True, check=False)
     if found.returncode != 0:
-        unavailable(f"{ee_runtime} has no image {image}: `make ee` builds it")
+        binaries.skip_test(f"{ee_runtime} has no image {image}: `make ee` builds it")
     return image
 
 
@@ -70,5 +64,5 @@ def ansible_runner_module():
     try:
         import ansible_runner
     except ImportError:
-        unavailable("ansible-runner is not installed (requirements-test.txt pins it)")
+        binaries.skip_test("ansible-runner is not installed (requirements-test.txt pins it)")
     return ansible_runner

@@ -36,6 +36,15 @@ def required() -> bool:
     return os.environ.get("GPUOPS_REQUIRE_TESTBED", "") not in ("", "0")
 
 
+def skip_test(reason: str) -> None:
+    """Skips the calling pytest test for REASON, or fails it where required() says that every test must run."""
+    import pytest  # only tests call this; the harness imports this module outside pytest
+
+    if required():
+        pytest.fail(f"GPUOPS_REQUIRE_TESTBED is set and this test would skip: {reason}")
+    pytest.skip(reason)
+
+
 def binaries() -> dict[str, Path]:
     """{"KUBE_MULTI": kube-multi, "CONTAINERD_BIN": folder of containerd, containerd-shim-runc-v2, ctr}."""
     result = subprocess.run([str(BUILD)], capture_output=True, text=True, check=False)
