@@ -35,7 +35,8 @@ help:
 	@echo "               (EE_BASE_IMAGE=, EE_RUNTIME=podman|docker, EE_IMAGE=, EE_LOCAL_SOURCES=yes|no)"
 	@echo "make molecule  one scenario: make molecule SCENARIO=name"
 	@echo "make testbed   build the test bed's Kubernetes and containerd from Go modules (cached per version)"
-	@echo "make bench     time the plan on generated inventories of 10 and 1000 GPU nodes"
+	@echo "make bench     time the plan (10 and 1000 nodes), gpu_hosts.yml on 1, 4 and 16 test hosts and the Kubernetes"
+	@echo "               stages on the test bed's cluster: first run, no-op run and Ansible's floor (docs/speed.md)"
 
 # pip compiles every package at install, as it does by default: where PYTHONDONTWRITEBYTECODE is set (CI's
 # machines set it) an import never writes bytecode, so every ansible-playbook, module run and test would compile
@@ -177,8 +178,12 @@ ee: $(VENV)/.test
 molecule: $(VENV)/.test collection
 	tests/testbed/run-scenarios $(if $(SCENARIO),$(SCENARIO),$(filter $(SCENARIOS),$(LONGEST_SCENARIOS)) $(filter-out $(LONGEST_SCENARIOS),$(SCENARIOS)))
 
+# Not part of `make test`: the host and Kubernetes benchmarks take about half an hour (docs/speed.md).
+BENCH_OUTPUT := tests/output/bench
 bench: $(VENV)/.runtime collection
-	$(BIN)/python tests/bench/plan_bench.py
+	$(BIN)/python tests/bench/plan_bench.py --json $(BENCH_OUTPUT)/plan.json
+	$(BIN)/python tests/bench/host_bench.py --json $(BENCH_OUTPUT)/hosts.json
+	$(BIN)/python tests/bench/k8s_bench.py --json $(BENCH_OUTPUT)/k8s.json
 
 clean:
 	rm -rf .build .plan tests/output

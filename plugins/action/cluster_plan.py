@@ -62,6 +62,8 @@ ARGUMENT_SPEC = {
     "device_plugin_configmap": {"type": "str"},
     "mig_configmap": {"type": "str"},
 }
+# The plan of this run, kept by playbooks/tasks/plan.yml: a later plan of the same inputs reuses it.
+RUN_PLAN_VARIABLE = "gpuops_plan"
 # The hosts a run plans without though they are still in the group (a node being removed).
 LEAVING_VARIABLE = "__gpuops_plan_leaving"
 # Cluster-wide inventory variables that name the settings a task leaves out, so the plan playbook and
@@ -306,6 +308,16 @@ def _dest_problem(dest):
     return None
 
 
+def _earlier_plan(earlier, inputs):
+    """The plan this run computed already (RUN_PLAN_VARIABLE) when it was made from the same inputs, as the
+    outcome of a plan that changes nothing: the roles that plan again within a run get it without a second
+    computation. None when there is none, or when the group, its hosts, the settings or the folder differ."""
+    if not isinstance(earlier, Mapping) or earlier.get("failed") or plain(earlier.get("inputs")) != inputs:
+        return None
+    kept = ("dest", "files", "capacity", "scheduler_extenders", "documents", "table", "inputs")
+    return {**{key: plain(earlier[key]) for key in kept if key in earlier}, "changed": False, "changed_files": []}
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -332,10 +344,6 @@ class ActionModule(ActionBase):
         # Hosts on their way out of the cluster (playbooks/remove_node.yml sets it): planned as if gone already.
         leaving = plain(self._templar.template(task_vars.get(LEAVING_VARIABLE) or [])) or []
         gpu_hosts = [host for host in groups[args["group"]] if host not in leaving]
-        nodes, errors = read_intent(hostvars, gpu_hosts, checker, self._role_defaults)
-        errors += rke2_host_errors(hostvars, groups, checker, gpu_hosts)
-        warnings += self._group_warnings(task_vars, gpu_hosts, nodes, errors)
-        warnings += outside_rke2_warnings(groups, args["group"])
         settings, sources = {}, {}
         for name, variable in SETTING_VARIABLES.items():
             if args[name] is not None:
@@ -343,6 +351,14 @@ class ActionModule(ActionBase):
             else:
                 settings[name] = plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
                 sources[name] = variable
+        inputs = {"group": args["group"], "hosts": gpu_hosts, "settings": settings, "dest": dest}
+        earlier = _earlier_plan(task_vars.get(RUN_PLAN_VARIABLE), inputs)
+        if earlier is not None:
+            return {**result, **earlier}
+        nodes, errors = read_intent(hostvars, gpu_hosts, checker, self._role_defaults)
+        errors += rke2_host_errors(hostvars, groups, checker, gpu_hosts)
+        warnings += self._group_warnings(task_vars, gpu_hosts, nodes, errors)
+        warnings += outside_rke2_warnings(groups, args["group"])
         errors += [IntentError("all", sources[name], message) for name, message in settings_problems(settings).items()]
         try:
             plan = plan_cluster(nodes, settings)
@@ -360,6 +376,7 @@ class ActionModule(ActionBase):
         if problem:
             return {**result, "failed": True, "changed": False, "msg": problem + "; nothing was written."}
         outcome = self._apply(plan, dest)
+        outcome["inputs"] = inputs
         outcome["warnings"] = warnings + outcome.get("warnings", [])
         if not outcome.get("failed"):
             self._show(plan.table + self._files_line(outcome))

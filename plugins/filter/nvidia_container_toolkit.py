@@ -20,24 +20,18 @@ def nvidia_runtime_state(configured, ctk_path, ctk_present, check_mode=False, in
     return "to configure"
 
 
-def _unit_states(systemctl_show):
-    """[{property: value}] per unit of `systemctl show --property=... UNIT...` (blocks split by blank lines)."""
-    blocks = [block for block in str(systemctl_show or "").strip().split("\n\n") if block.strip()]
-    return [dict(line.partition("=")[::2] for line in block.splitlines()) for block in blocks]
-
-
-def cdi_refresh_state(systemctl_show, files, module_listed, modules_dep, spec):
+def cdi_refresh_state(units, files, module_listed, modules_dep, spec):
     """What the toolkit's nvidia-cdi-refresh needs: {installed, refresh, message}.
 
-    SYSTEMCTL_SHOW: LoadState and UnitFileState of nvidia-cdi-refresh.path and .service. FILES: stat results of
+    UNITS: the host_state module's states of nvidia-cdi-refresh.path and .service. FILES: its path states of
     MODULES_DEP, nvidia-ctk, SPEC, /usr/bin/nvidia-smi and /usr/sbin/nvidia-smi. MODULE_LISTED: whether
     MODULES_DEP lists an NVIDIA kernel module. The service generates SPEC only where its conditions hold (an
     nvidia-smi, nvidia-ctk, the module listed). A SPEC older than MODULES_DEP or nvidia-ctk is stale: the path unit
     watches both, but starting the service runs nothing while it is still active from an earlier run
     (RemainAfterExit=yes), so it must be restarted.
     """
-    units = _unit_states(systemctl_show)
-    if len(units) != 2 or any(unit.get("LoadState") != "loaded" for unit in units):
+    units = list(units or [])
+    if len(units) != 2 or any(unit.get("load_state") != "loaded" for unit in units):
         return {
             "installed": False,
             "refresh": False,
@@ -55,8 +49,8 @@ def cdi_refresh_state(systemctl_show, files, module_listed, modules_dep, spec):
         return {"installed": True, "refresh": False, "message": "NOT generated: nvidia-ctk is missing"}
     if not current.get("exists"):
         return {"installed": True, "refresh": True, "message": f"to generate: {spec} is missing"}
-    newest = max(dep.get("mtime", 0), ctk.get("mtime", 0))
-    if current.get("mtime", 0) < newest:
+    newest = max(dep.get("mtime") or 0, ctk.get("mtime") or 0)
+    if (current.get("mtime") or 0) < newest:
         return {
             "installed": True,
             "refresh": True,

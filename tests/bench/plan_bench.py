@@ -10,6 +10,7 @@ node count. Prints the times and their ratios to the 10-node run; the plan is me
 in nodes, with a ratio of at most 3 and under 30 s for 1000 nodes.
 """
 
+import argparse
 import json
 import os
 import pathlib
@@ -88,18 +89,34 @@ def measure(tmp, name, nodes, distinct=False):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=pathlib.Path, help="also write the times and ratios to this file")
+    args = parser.parse_args()
+    runs = []
     with tempfile.TemporaryDirectory(prefix="gpuops-bench-") as tmp:
         base = measure(tmp, f"nodes-{SIZES[0]}", SIZES[0])
+        runs.append({"nodes": SIZES[0], "distinct": False, "seconds": round(base, 2), "ratio": 1.0})
         print(f"plan of {SIZES[0]:>4} GPU nodes: {base:.2f} s")
         for nodes in SIZES[1:]:
             elapsed = measure(tmp, f"nodes-{nodes}", nodes)
+            runs.append(
+                {"nodes": nodes, "distinct": False, "seconds": round(elapsed, 2), "ratio": round(elapsed / base, 2)}
+            )
             print(f"plan of {nodes:>4} GPU nodes: {elapsed:.2f} s, ratio to {SIZES[0]}: {elapsed / base:.2f}")
         elapsed = measure(tmp, f"distinct-{DISTINCT_NODES}", DISTINCT_NODES, distinct=True)
+        runs.append(
+            {"nodes": DISTINCT_NODES, "distinct": True, "seconds": round(elapsed, 2), "ratio": round(elapsed / base, 2)}
+        )
         print(
             f"plan of {DISTINCT_NODES:>4} GPU nodes, all intents distinct: {elapsed:.2f} s, "
             f"ratio to {SIZES[0]}: {elapsed / base:.2f}"
         )
     print(f"target: ratio <= 3 and < 30 s for {SIZES[-1]} nodes")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps({"runs": runs, "target": {"ratio": 3, "seconds": 30}}, indent=2) + "\n", encoding="utf-8"
+        )
 
 
 if __name__ == "__main__":

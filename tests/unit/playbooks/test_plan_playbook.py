@@ -191,3 +191,46 @@ def test_a_driver_that_cannot_drive_a_nodes_gpus_is_refused_before_any_host(run_
     assert 'nvidia_driver_branch: "580"' in (REPO / "roles" / "nvidia_driver" / "defaults" / "main.yml").read_text()
     planned = run_plan(inventory, tmp_path / "plan-2")
     assert planned.returncode == 0, planned.stdout[-3000:]
+
+
+def test_a_later_plan_of_the_same_inputs_reuses_the_runs_plan(run_playbook, tmp_path):
+    """The roles plan again (gpu_operator, gpu_sharing, ...): within one run the plan of plan.yml is reused when
+    the group, its hosts, the settings and the folder are the same, and computed anew when one differs."""
+    playbook = tmp_path / "plan_twice.yml"
+    playbook.write_text(
+        """---
+- name: Plan
+  ansible.builtin.import_playbook: gpuops.cluster.plan
+
+- name: Plan again, as a role does
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The same inputs
+      gpuops.cluster.cluster_plan:
+        dest: "{{ gpuops_plan_dir }}"
+      register: again
+
+    - name: Another namespace
+      gpuops.cluster.cluster_plan:
+        dest: "{{ gpuops_plan_dir }}"
+        namespace: gpu-elsewhere
+      check_mode: true
+      register: elsewhere
+
+    - name: Check what each got
+      ansible.builtin.assert:
+        that:
+          - again is not changed
+          - again.capacity == gpuops_plan.capacity
+          - again.documents == gpuops_plan.documents
+          - again.inputs.settings.namespace == 'gpu-operator'
+          - elsewhere.inputs.settings.namespace == 'gpu-elsewhere'
+          - elsewhere.documents != gpuops_plan.documents
+""",
+        encoding="utf-8",
+    )
+    run = run_playbook(str(playbook), EXAMPLE, "-e", f"gpuops_plan_dir={tmp_path / 'plan'}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    # The plan's table is printed where a plan is computed: by plan.yml, then for the other namespace only.
+    assert run.stdout.count("gpu-h100-1  NVIDIA H100 80GB HBM3") == 2

@@ -6,8 +6,11 @@
 import pytest
 from ansible_collections.gpuops.cluster.plugins.filter.nvidia_container_toolkit import cdi_refresh_state
 
-UNITS = "LoadState=loaded\nUnitFileState=enabled\n\nLoadState=loaded\nUnitFileState=disabled\n"
-MISSING_UNITS = "LoadState=not-found\nUnitFileState=\n\nLoadState=not-found\nUnitFileState=\n"
+UNITS = (
+    {"load_state": "loaded", "unit_file_state": "enabled"},
+    {"load_state": "loaded", "unit_file_state": "disabled"},
+)
+MISSING_UNITS = ({"load_state": "not-found", "unit_file_state": ""},) * 2
 DEP, SPEC = "/lib/modules/6.12.0/modules.dep", "/var/run/cdi/nvidia.yaml"
 
 
@@ -39,7 +42,7 @@ def test_without_the_units_nothing_is_generated_and_it_says_so():
     result = state(units=MISSING_UNITS)
     assert (result["installed"], result["refresh"]) == (False, False)
     assert result["message"].startswith("NOT generated: the toolkit's nvidia-cdi-refresh units are not installed")
-    assert not state(units="")["installed"]
+    assert not state(units=())["installed"]
 
 
 @pytest.mark.parametrize(("module", "smi"), [(False, True), (True, False)])
