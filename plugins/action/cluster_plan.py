@@ -331,6 +331,12 @@ class ActionModule(ActionBase):
         dest = args["dest"] or default_dest(task_vars)
 
         groups = task_vars.get("groups", {})
+        if args["group"] in groups:
+            inputs, sources = self._inputs(args, task_vars, groups[args["group"]], dest)
+            # Before the hosts' variables are read: a plan this run made already from the same inputs is handed back.
+            earlier = _earlier_plan(task_vars.get(RUN_PLAN_VARIABLE), inputs)
+            if earlier is not None:
+                return {**result, **earlier}
         checker = RoleVariableChecker(load_role_options())
         self._role_defaults = load_role_defaults()
         # Each host's variables are computed once: Ansible does it anew at every hostvars[host].
@@ -341,20 +347,7 @@ class ActionModule(ActionBase):
         if args["group"] not in groups:
             message = missing_group_message(args["group"], groups)
             return {**result, "failed": True, "msg": message, **({"warnings": warnings} if warnings else {})}
-        # Hosts on their way out of the cluster (playbooks/remove_node.yml sets it): planned as if gone already.
-        leaving = plain(self._templar.template(task_vars.get(LEAVING_VARIABLE) or [])) or []
-        gpu_hosts = [host for host in groups[args["group"]] if host not in leaving]
-        settings, sources = {}, {}
-        for name, variable in SETTING_VARIABLES.items():
-            if args[name] is not None:
-                settings[name], sources[name] = args[name], f"option {name}"
-            else:
-                settings[name] = plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
-                sources[name] = variable
-        inputs = {"group": args["group"], "hosts": gpu_hosts, "settings": settings, "dest": dest}
-        earlier = _earlier_plan(task_vars.get(RUN_PLAN_VARIABLE), inputs)
-        if earlier is not None:
-            return {**result, **earlier}
+        gpu_hosts, settings = inputs["hosts"], inputs["settings"]
         nodes, errors = read_intent(hostvars, gpu_hosts, checker, self._role_defaults)
         errors += rke2_host_errors(hostvars, groups, checker, gpu_hosts)
         warnings += self._group_warnings(task_vars, gpu_hosts, nodes, errors)
@@ -381,6 +374,21 @@ class ActionModule(ActionBase):
         if not outcome.get("failed"):
             self._show(plan.table + self._files_line(outcome))
         return {**result, **outcome}
+
+    def _inputs(self, args, task_vars, group_hosts, dest):
+        """What a plan is made from besides the hosts' variables (the group, its hosts, the settings, the folder),
+        and where each setting came from."""
+        # Hosts on their way out of the cluster (playbooks/remove_node.yml sets it): planned as if gone already.
+        leaving = plain(self._templar.template(task_vars.get(LEAVING_VARIABLE) or [])) or []
+        settings, sources = {}, {}
+        for name, variable in SETTING_VARIABLES.items():
+            if args[name] is not None:
+                settings[name], sources[name] = args[name], f"option {name}"
+            else:
+                settings[name] = plain(self._templar.template(task_vars.get(variable, DEFAULT_SETTINGS[name])))
+                sources[name] = variable
+        hosts = [host for host in group_hosts if host not in leaving]
+        return {"group": args["group"], "hosts": hosts, "settings": settings, "dest": dest}, sources
 
     def _group_warnings(self, task_vars, hosts, nodes, errors):
         """Warnings that need each group's own variables: GPU nodes in two GPU-model groups, null sharing."""
