@@ -17,11 +17,12 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
 import time
+
+from playbook_run import run_playbook
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BENCH = REPO / "tests" / "bench" / "hosts"
@@ -37,10 +38,6 @@ nvidia_driver_branch: "535"
 nvidia_container_toolkit_runtime: none
 nvidia_container_toolkit_repo_timeout: 5
 """
-RECAP = re.compile(
-    r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)"
-    r"\s+failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)"
-)
 TARGETS = {"noop_over_floor_at_16": 3.0}
 
 
@@ -87,30 +84,6 @@ def write_inventory(folder, names):
     (folder / "group_vars" / "gpu_model_nvidia_l4.yml").write_text(GROUP_VARS, encoding="utf-8")
 
 
-def run_playbook(folder, playbook, env):
-    command = [
-        str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
-        str(playbook),
-        "-i",
-        str(folder / "hosts.yml"),
-        "-e",
-        f"gpuops_plan_dir={folder / 'plan'}",
-    ]
-    start = time.perf_counter()
-    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    runs = len(list(folder.glob("*.log")))
-    (folder / f"{runs + 1}-{playbook.stem}.log").write_text(run.stdout + run.stderr, encoding="utf-8")
-    if run.returncode != 0:
-        sys.exit(f"{playbook.name} on {folder.name} failed (rc {run.returncode}):\n{run.stdout[-6000:]}\n{run.stderr}")
-    recap = {
-        m["host"]: {k: int(v) for k, v in m.groupdict().items() if k != "host"}
-        for m in map(RECAP.match, run.stdout.splitlines())
-        if m
-    }
-    return elapsed, recap
-
-
 def measure(output, nodes, env):
     folder = output / f"hosts-{nodes}"
     shutil.rmtree(folder, ignore_errors=True)
@@ -118,10 +91,11 @@ def measure(output, nodes, env):
     write_inventory(folder, names)
     start_hosts(names)
     try:
-        run_playbook(folder, BENCH / "prepare.yml", env)
-        first = run_playbook(folder, REPO / "playbooks" / "gpu_hosts.yml", env)[0]
-        noop, recap = run_playbook(folder, REPO / "playbooks" / "gpu_hosts.yml", env)
-        floor = run_playbook(folder, BENCH / "floor.yml", env)[0]
+        plan_dir = ("-e", f"gpuops_plan_dir={folder / 'plan'}")
+        run_playbook(folder, BENCH / "prepare.yml", env, *plan_dir)
+        first = run_playbook(folder, REPO / "playbooks" / "gpu_hosts.yml", env, *plan_dir)[0]
+        noop, recap = run_playbook(folder, REPO / "playbooks" / "gpu_hosts.yml", env, *plan_dir)
+        floor = run_playbook(folder, BENCH / "floor.yml", env, *plan_dir)[0]
     finally:
         remove_hosts()
     changed = {host: counts["changed"] for host, counts in recap.items() if counts["changed"]}

@@ -16,11 +16,11 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
-import time
+
+from playbook_run import run_playbook
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "molecule" / "cluster"
@@ -57,7 +57,6 @@ STAGES = {
     "gpu_sharing": [("v1", "Namespace"), ("v1", "ConfigMap"), ("v1", "Node"), ("v1", "Pod")],
 }
 TARGET = 2.0
-CHANGED = re.compile(r"^(?P<host>\S+)\s+:\s+ok=\d+\s+changed=(?P<changed>\d+)", re.MULTILINE)
 
 
 def write_inventory(folder):
@@ -68,23 +67,6 @@ def write_inventory(folder):
     folder.mkdir(parents=True)
     (folder / "hosts.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / "group_vars").symlink_to(SCENARIO / "inventory" / "group_vars")
-
-
-def run_playbook(folder, playbook, env, *extra):
-    command = [
-        str(pathlib.Path(sys.executable).parent / "ansible-playbook"),
-        str(playbook),
-        "-i",
-        str(folder / "hosts.yml"),
-    ]
-    start = time.perf_counter()
-    run = subprocess.run([*command, *extra], cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    runs = len(list(folder.glob("*.log")))
-    (folder / f"{runs + 1}-{pathlib.Path(playbook).stem}.log").write_text(run.stdout + run.stderr, encoding="utf-8")
-    if run.returncode != 0:
-        sys.exit(f"{pathlib.Path(playbook).name} failed (rc {run.returncode}):\n{run.stdout[-6000:]}\n{run.stderr}")
-    return elapsed, {m["host"]: int(m["changed"]) for m in CHANGED.finditer(run.stdout)}
 
 
 def main():
@@ -120,8 +102,9 @@ def main():
         playbooks = {stage: REPO / "playbooks" / f"{stage}.yml" for stage in STAGES}
         first = {stage: run_playbook(folder, playbook, env)[0] for stage, playbook in playbooks.items()}
         for stage, playbook in playbooks.items():
-            noop, changed = run_playbook(folder, playbook, env)
-            if any(changed.values()):
+            noop, recap = run_playbook(folder, playbook, env)
+            changed = {host: counts["changed"] for host, counts in recap.items() if counts["changed"]}
+            if changed:
                 sys.exit(f"the no-op run of {stage} changed something: {changed}")
             kinds = [{"api_version": api, "kind": kind} for api, kind in STAGES[stage]]
             floor = run_playbook(folder, FLOOR, env, "-e", json.dumps({"bench_kinds": kinds}))[0]
