@@ -156,7 +156,7 @@ def read_units(module, names):
     # systemd's own test that it runs the host (sd_booted(3): /run/systemd/system exists). Without it (a container
     # or a chroot, say) no unit is loaded or running, and systemctl would only fail.
     if not shutil.which("systemctl") or not os.path.isdir("/run/systemd/system"):
-        return {name: system_state.unit_without_systemd() for name in names}
+        return {name: system_state.unit_state({}) for name in names}
     argv = system_state.unit_query(names)
     rc, stdout, stderr = module.run_command(argv)
     if rc != 0:
@@ -174,16 +174,9 @@ def run_commands(module, commands):
             module.fail_json(
                 msg=f"host_state: commands.{name} must be a non-empty list of strings (an argv), got {argv!r}"
             )
-        if shutil.which(argv[0]) is None:
-            results[name] = {
-                "cmd": argv,
-                "rc": 127,
-                "stdout": "",
-                "stdout_lines": [],
-                "stderr": f"{argv[0]}: not found",
-            }
-            continue
-        rc, stdout, stderr = module.run_command(argv)
+        # A missing program answers as a shell would (127), for the role to decide.
+        found = shutil.which(argv[0]) is not None
+        rc, stdout, stderr = module.run_command(argv) if found else (127, "", f"{argv[0]}: not found")
         # Trailing line ends cut, as the command module does; leading blanks kept (apt-cache madison aligns with them).
         stdout = stdout.rstrip("\r\n")
         results[name] = {

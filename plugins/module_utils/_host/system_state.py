@@ -63,21 +63,19 @@ def parse_units(names, stdout):
         current[key] = value
     if len(blocks) != len(names):
         raise ValueError(f"systemctl show answered {len(blocks)} units for the {len(names)} asked ({', '.join(names)})")
+    return {name: unit_state(block) for name, block in zip(names, blocks)}
+
+
+def unit_state(properties):
+    """load_state, active_state, sub_state, unit_file_state and running of a unit from its systemctl show
+    properties; no properties (a host that systemd does not run) is a unit neither loaded nor running."""
     return {
-        name: {
-            "load_state": block.get("LoadState", ""),
-            "active_state": block.get("ActiveState", ""),
-            "sub_state": block.get("SubState", ""),
-            "unit_file_state": block.get("UnitFileState", ""),
-            "running": block.get("ActiveState") == "active" and block.get("SubState") == "running",
-        }
-        for name, block in zip(names, blocks)
+        "load_state": properties.get("LoadState", ""),
+        "active_state": properties.get("ActiveState", ""),
+        "sub_state": properties.get("SubState", ""),
+        "unit_file_state": properties.get("UnitFileState", ""),
+        "running": properties.get("ActiveState") == "active" and properties.get("SubState") == "running",
     }
-
-
-def unit_without_systemd():
-    """What a unit is on a host without systemd: not loaded, not running."""
-    return {"load_state": "", "active_state": "", "sub_state": "", "unit_file_state": "", "running": False}
 
 
 def path_state(path, now=None):
