@@ -19,8 +19,10 @@ description:
   - systemd units through one C(systemctl show), each with its load, active and sub state and its unit file state.
     On a host that systemd does not run (no C(/run/systemd/system), the test of C(sd_booted(3))) every unit reads as
     not loaded and not running.
-  - Paths through C(stat), each with whether it exists, its kind, whether it is executable, its mode and owner, and
-    how many seconds ago it last changed.
+  - Paths through C(stat), each with whether it exists, its kind, whether it is executable, its mode and owner, how
+    many seconds ago it last changed and, with O(checksum), the SHA-1 of a file's content (the checksum
+    M(ansible.builtin.template) and M(ansible.builtin.copy) compare), so that a role skips writing a file that is
+    already as it wants (the P(gpuops.cluster.path_differs#filter) filter).
   - Commands that only read (C(rke2 --version), C(apt-cache madison) and such), each with its exit status and output.
     A command whose program is missing gives rc 127 rather than a failure, so that the role decides.
 author:
@@ -41,6 +43,10 @@ options:
     type: list
     elements: path
     default: []
+  checksum:
+    description: Also give the SHA-1 of the content of each regular file among O(paths) (RV(paths) C(checksum)).
+    type: bool
+    default: false
   commands:
     description:
       - Commands to run, by a name of the caller's choice, each an argv list. Only read-only commands belong here;
@@ -103,7 +109,8 @@ paths:
   description:
     - Each path asked for; C(kind) is file, directory, other, or link for a dangling link; C(mode) is the permission
       bits in octal (C(0700)), C(uid) and C(gid) the owner's ids; C(age_s) is the seconds
-      since its last modification, C(mtime) that modification's time (both null when it does not exist).
+      since its last modification, C(mtime) that modification's time (both null when it does not exist);
+      C(checksum) is the SHA-1 of a regular file's content with O(checksum), else null.
   returned: always
   type: dict
   sample:
@@ -117,6 +124,7 @@ paths:
       gid: 0
       mtime: 1764288000.0
       age_s: 86400
+      checksum: null
 commands:
   description: Each command asked for, by its name.
   returned: always
@@ -195,6 +203,7 @@ def main():
             "packages": {"type": "list", "elements": "str", "default": []},
             "units": {"type": "list", "elements": "str", "default": []},
             "paths": {"type": "list", "elements": "path", "default": []},
+            "checksum": {"type": "bool", "default": False},
             "commands": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
@@ -206,7 +215,7 @@ def main():
         changed=False,
         packages=read_packages(module, params["packages"]),
         units=read_units(module, params["units"]),
-        paths={path: system_state.path_state(path) for path in params["paths"]},
+        paths={path: system_state.path_state(path, checksum=params["checksum"]) for path in params["paths"]},
         commands=run_commands(module, params["commands"]),
     )
 

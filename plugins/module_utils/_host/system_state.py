@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
@@ -78,10 +79,10 @@ def unit_state(properties):
     }
 
 
-def path_state(path, now=None):
-    """exists, kind (file, directory, other), link, executable, mode ("0700"), uid, gid, mtime and age_s (seconds
-    since mtime) of one path; a link is followed for all but ``link``. A dangling link does not exist, of kind
-    "link"."""
+def path_state(path, now=None, checksum=False):
+    """exists, kind (file, directory, other), link, executable, mode ("0700"), uid, gid, mtime, age_s (seconds
+    since mtime) and checksum (the SHA-1 of a regular file's content when CHECKSUM, else None) of one path; a link is
+    followed for all but ``link``. A dangling link does not exist, of kind "link"."""
     missing = {
         "exists": False,
         "kind": "",
@@ -92,6 +93,7 @@ def path_state(path, now=None):
         "gid": None,
         "mtime": None,
         "age_s": None,
+        "checksum": None,
     }
     try:
         link = stat.S_ISLNK(os.lstat(path).st_mode)
@@ -112,4 +114,14 @@ def path_state(path, now=None):
         "gid": status.st_gid,
         "mtime": status.st_mtime,
         "age_s": int((time.time() if now is None else now) - status.st_mtime),
+        "checksum": file_checksum(path) if checksum and kind == "file" else None,
     }
+
+
+def file_checksum(path):
+    """SHA-1 of a file's content, the checksum ansible.builtin.copy and template compare."""
+    digest = hashlib.sha1()
+    with open(path, "rb") as content:
+        for block in iter(lambda: content.read(65536), b""):
+            digest.update(block)
+    return digest.hexdigest()

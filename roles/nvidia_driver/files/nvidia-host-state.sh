@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Prints, as JSON, what the nvidia_driver role needs to know about the host and changes nothing:
-# NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules.
+# NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules, and the machine id (which
+# tells whether the host is the controller, that the role never reboots).
 set -u
 
 gpus=""
@@ -32,5 +33,8 @@ loaded_version=""
 nouveau_loaded=false
 [ -d /sys/module/nouveau ] && nouveau_loaded=true
 
-printf '{"gpus": [%s], "nvswitch_count": %s, "secure_boot": %s, "loaded_module_version": "%s", "nouveau_loaded": %s}\n' \
-  "$gpus" "$nvswitches" "$secure_boot" "$loaded_version" "$nouveau_loaded"
+# Hexadecimal only (machine-id(5)), so that the JSON below stays valid whatever the file holds.
+machine_id="$(tr -cd '0-9a-f' < /etc/machine-id 2>/dev/null)"
+
+printf '{"gpus": [%s], "nvswitch_count": %s, "secure_boot": %s, "loaded_module_version": "%s", "nouveau_loaded": %s, "machine_id": "%s"}\n' \
+  "$gpus" "$nvswitches" "$secure_boot" "$loaded_version" "$nouveau_loaded" "$machine_id"

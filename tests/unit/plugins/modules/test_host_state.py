@@ -7,6 +7,7 @@ on this machine for real."""
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 from unittest.mock import patch
 
@@ -102,10 +103,24 @@ def test_paths(tmp_path):
         "gid": os.getgid(),
         "mtime": 1000,
         "age_s": 60,
+        "checksum": None,
     }
     assert system_state.path_state(str(tmp_path))["kind"] == "directory"
     assert system_state.path_state(str(tmp_path / "dangling"))["kind"] == "link"
     assert system_state.path_state(str(tmp_path / "missing"))["exists"] is False
+
+
+def test_checksums_are_those_of_ansible_file_modules(tmp_path):
+    content = tmp_path / "pin"
+    content.write_bytes(b"Package: x\nPin-Priority: 1001\n")
+    read = system_state.path_state(str(content), checksum=True)["checksum"]
+    # sha1sum's answer for the same bytes: the checksum ansible.builtin.stat and copy report.
+    sha1sum = subprocess.run(["sha1sum", str(content)], capture_output=True, text=True, check=True)
+    assert read == sha1sum.stdout.split()[0]
+    assert system_state.path_state(str(content))["checksum"] is None
+    # Only regular files have one.
+    assert system_state.path_state(str(tmp_path), checksum=True)["checksum"] is None
+    assert system_state.path_state(str(tmp_path / "missing"), checksum=True)["checksum"] is None
 
 
 def test_the_module_reads_this_machine_and_changes_nothing(tmp_path):
