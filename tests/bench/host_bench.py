@@ -124,6 +124,8 @@ def main():
     subprocess.run([str(TESTBED / "build-image"), "bookworm"], check=True)
     remove_hosts()
     results = []
+    # Absolute: the stages read the harness folder from the environment, wherever a task runs.
+    args.json = args.json.resolve()
     output = args.json.parent
     output.mkdir(parents=True, exist_ok=True)
     env = {

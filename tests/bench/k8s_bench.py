@@ -73,6 +73,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=pathlib.Path, default=REPO / "tests" / "output" / "bench" / "k8s.json")
     args = parser.parse_args()
+    # Absolute: the stages read the harness folder from the environment, wherever a task runs.
+    args.json = args.json.resolve()
     output = args.json.parent
     folder = output / "k8s"
     shutil.rmtree(folder, ignore_errors=True)
