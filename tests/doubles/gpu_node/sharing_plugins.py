@@ -22,6 +22,7 @@ cluster (never from the collection's plan):
   `aliyun.com/gpu-count` = the number of GPUs (podmanager.go patchGPUCount).
 """
 
+import functools
 import json
 
 import yaml
@@ -120,7 +121,7 @@ def hami_settings(daemonset: dict, node_name: str, configmap_data) -> dict:
     if text is None:
         # server.go: klog.Fatalf on a config file it cannot load: the plugin does not start.
         raise SharingError(f"HAMi device plugin: config file {config_file} not found (no ConfigMap mounted there)")
-    nvidia = (yaml.safe_load(text) or {}).get("nvidia") or {}
+    nvidia = _hami_device_config(text)
     missing = [key for key in ("deviceSplitCount", "deviceMemoryScaling", "deviceCoreScaling") if key not in nvidia]
     if missing:
         raise SharingError(f"HAMi device plugin: {config_file} in ConfigMap {where[0]} lacks nvidia.{missing[0]}")
@@ -150,6 +151,13 @@ def hami_settings(daemonset: dict, node_name: str, configmap_data) -> dict:
         if entry.get("operatingmode"):
             settings["mode"] = entry["operatingmode"]
     return settings
+
+
+@functools.lru_cache(maxsize=8)
+def _hami_device_config(text: str) -> dict:
+    """The `nvidia` section of HAMi's device config, parsed once per text: the loop reads it every second, and
+    PyYAML's parser took most of the pass. Callers only read it."""
+    return (yaml.safe_load(text) or {}).get("nvidia") or {}
 
 
 def _lower_keys(document) -> dict:
