@@ -38,17 +38,18 @@ help:
 	@echo "make bench     time the plan (10 and 1000 nodes), gpu_hosts.yml on 1, 4 and 16 test hosts and the Kubernetes"
 	@echo "               stages on the test bed's cluster: first run, no-op run and Ansible's floor (docs/speed.md)"
 
-# pip compiles every package at install, as it does by default: where PYTHONDONTWRITEBYTECODE is set (CI's
-# machines set it) an import never writes bytecode, so every ansible-playbook, module run and test would compile
-# ansible-core and the kubernetes client from source again (ansible-playbook --version: 1.05 s, compiled 0.49 s).
+# The virtualenvs are links into ~/.cache/gpuops-venv, one per set of pins (tests/tools/virtualenv): a fresh clone
+# links the one already installed. pip compiles every package at install, as it does by default: where
+# PYTHONDONTWRITEBYTECODE is set (CI's machines set it) an import never writes bytecode, so every ansible-playbook,
+# module run and test would compile ansible-core and the kubernetes client from source again (ansible-playbook
+# --version: 1.05 s, compiled 0.49 s).
 $(VENV)/.runtime: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
-	touch $@
+	tests/tools/virtualenv $(VENV) $(PYTHON) runtime requirements.txt
 
-$(VENV)/.test: requirements-test.txt requirements.txt $(VENV)/.runtime
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-test.txt
-	touch $@
+# The runtime's requirements and the tests' in one virtualenv, which then also serves `make plan`.
+$(VENV)/.test: requirements-test.txt requirements.txt
+	tests/tools/virtualenv $(VENV) $(PYTHON) test requirements.txt requirements-test.txt
+	touch $(VENV)/.runtime
 
 collection: $(COLLECTION_LINK)
 $(COLLECTION_LINK):
@@ -96,9 +97,7 @@ lint: $(VENV)/.test collection
 IMPORTER_VENV := .cache/venv-importer
 IMPORTER_TOP := $(or $(TMPDIR),/tmp)/gpuops-cluster-importer
 $(IMPORTER_VENV)/.importer: requirements-importer.txt
-	$(PYTHON) -m venv $(IMPORTER_VENV)
-	$(IMPORTER_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-importer.txt
-	touch $@
+	tests/tools/virtualenv $(IMPORTER_VENV) $(PYTHON) importer requirements-importer.txt
 
 importer: $(IMPORTER_VENV)/.importer $(VENV)/.test
 	@command -v shellcheck >/dev/null || { echo "importer: installing shellcheck with apt-get"; \
