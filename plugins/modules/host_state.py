@@ -25,6 +25,9 @@ description:
     already as it wants (the P(gpuops.cluster.path_differs#filter) filter).
   - Commands that only read (C(rke2 --version), C(apt-cache madison) and such), each with its exit status and output.
     A command whose program is missing gives rc 127 rather than a failure, so that the role decides.
+  - URLs fetched from the host with GET (the same request code as M(ansible.builtin.uri), proxies and CA certificates
+    of the host included), each with its HTTP status, or -1 and the reason where none answered; so whether the host
+    reaches a package repository is asked in the same call as the rest.
 author:
   - gpuops.cluster maintainers (@gpuops)
 options:
@@ -44,8 +47,11 @@ options:
     elements: path
     default: []
   checksum:
-    description: Also give the SHA-1 of the content of each regular file among O(paths) (RV(paths) C(checksum)).
-    type: bool
+    description:
+      - Also give the SHA-1 of the content of each regular file among O(paths) (RV(paths) C(checksum)).
+      - C(true) for every path, or a list of paths among O(paths) for those only (a binary read for its
+        existence need not be hashed at every run).
+    type: raw
     default: false
   commands:
     description:
@@ -53,6 +59,14 @@ options:
         the module runs them in check mode too.
     type: dict
     default: {}
+  urls:
+    description: URLs to GET from the host, by a name of the caller's choice. Each one is in RV(urls).
+    type: dict
+    default: {}
+  url_timeout:
+    description: Seconds to wait for each of O(urls) (M(ansible.builtin.uri)'s C(timeout)).
+    type: int
+    default: 10
 attributes:
   check_mode:
     support: full
@@ -136,12 +150,24 @@ commands:
       stdout: "rke2 version v1.33.1+rke2r1"
       stdout_lines: ["rke2 version v1.33.1+rke2r1"]
       stderr: ""
+urls:
+  description: Each URL asked for, by its name; C(status) is the HTTP status, -1 where nothing answered.
+  returned: always
+  type: dict
+  sample:
+    repository:
+      url: https://nvidia.github.io/libnvidia-container/stable/deb/amd64/InRelease
+      status: 200
+      msg: OK (4313 bytes)
 """
 
 import os
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.validation import check_type_path
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.module_utils.urls import fetch_url
 from ansible_collections.gpuops.cluster.plugins.module_utils._host import system_state
 
 
@@ -197,26 +223,61 @@ def run_commands(module, commands):
     return results
 
 
+def fetch_urls(module, urls, timeout):
+    """Each URL's status and message; the body is not read."""
+    results = {}
+    for name, url in urls.items():
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            module.fail_json(msg=f"host_state: urls.{name} must be an http:// or https:// URL, got {url!r}")
+        response, info = fetch_url(module, url, method="GET", timeout=timeout)
+        if response is not None:
+            response.close()
+        results[name] = {"url": url, "status": info.get("status", -1), "msg": info.get("msg", "")}
+    return results
+
+
+def checksum_paths(module, checksum, paths):
+    """The paths to hash: every path for a true CHECKSUM, none for a false one, else the listed ones, which must be
+    among PATHS."""
+    if isinstance(checksum, list):
+        # Made as O(paths) are (type path).
+        listed = [check_type_path(str(path)) for path in checksum]
+        unknown = sorted(set(listed) - set(paths))
+        if unknown:
+            module.fail_json(msg=f"host_state: checksum names paths that are not in paths: {', '.join(unknown)}")
+        return set(listed)
+    try:
+        return set(paths) if boolean(checksum) else set()
+    except TypeError:
+        module.fail_json(msg=f"host_state: checksum must be true, false or a list of paths, not {checksum!r}")
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
             "packages": {"type": "list", "elements": "str", "default": []},
             "units": {"type": "list", "elements": "str", "default": []},
             "paths": {"type": "list", "elements": "path", "default": []},
-            "checksum": {"type": "bool", "default": False},
+            "checksum": {"type": "raw", "default": False},
             "commands": {"type": "dict", "default": {}},
+            "urls": {"type": "dict", "default": {}},
+            "url_timeout": {"type": "int", "default": 10},
         },
         supports_check_mode=True,
     )
     params = module.params
+    if params["url_timeout"] < 1:
+        module.fail_json(msg=f"host_state: url_timeout must be at least 1 (seconds), got {params['url_timeout']}")
+    hashed = checksum_paths(module, params["checksum"], params["paths"])
     # The C locale, so that no output depends on the host's language.
     module.run_command_environ_update = {"LANG": "C", "LC_ALL": "C"}
     module.exit_json(
         changed=False,
         packages=read_packages(module, params["packages"]),
         units=read_units(module, params["units"]),
-        paths={path: system_state.path_state(path, checksum=params["checksum"]) for path in params["paths"]},
+        paths={path: system_state.path_state(path, checksum=path in hashed) for path in params["paths"]},
         commands=run_commands(module, params["commands"]),
+        urls=fetch_urls(module, params["urls"], params["url_timeout"]),
     )
 
 

@@ -4,11 +4,14 @@
 """host_state: dpkg-query and systemctl show outputs recorded on a test bed host, read back; paths and commands
 on this machine for real."""
 
+import http.server
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from unittest.mock import patch
 
 import pytest
@@ -121,6 +124,74 @@ def test_checksums_are_those_of_ansible_file_modules(tmp_path):
     # Only regular files have one.
     assert system_state.path_state(str(tmp_path), checksum=True)["checksum"] is None
     assert system_state.path_state(str(tmp_path / "missing"), checksum=True)["checksum"] is None
+
+
+def test_checksum_hashes_every_path_or_only_those_listed(tmp_path):
+    pin, binary = tmp_path / "pin", tmp_path / "binary"
+    pin.write_bytes(b"Package: x\n")
+    binary.write_bytes(b"\x7fELF")
+    paths = [str(pin), str(binary)]
+
+    def hashed(checksum):
+        result = run_module({"paths": paths, "checksum": checksum})
+        return sorted(path for path, state in result["paths"].items() if state["checksum"])
+
+    assert hashed(True) == sorted(paths)
+    assert hashed(False) == []
+    assert hashed([str(pin)]) == [str(pin)]
+    refused = run_module({"paths": paths, "checksum": [str(tmp_path / "other")]})
+    assert refused["msg"] == f"host_state: checksum names paths that are not in paths: {tmp_path / 'other'}"
+    assert run_module({"paths": paths, "checksum": "sometimes"})["msg"].startswith("host_state: checksum must be")
+
+
+@pytest.fixture
+def http_server():
+    """A server on this machine that answers 200 on /InRelease and 404 elsewhere."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"signed index" if self.path == "/InRelease" else b"missing"
+            self.send_response(200 if self.path == "/InRelease" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_urls_give_the_http_status_or_minus_one_where_nothing_answers(http_server):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    result = run_module(
+        {
+            "urls": {
+                "index": f"{http_server}/InRelease",
+                "missing": f"{http_server}/nothing",
+                "closed": f"http://127.0.0.1:{closed_port}/InRelease",
+            },
+            "url_timeout": 5,
+        }
+    )
+    assert result["urls"]["index"]["status"] == 200
+    assert result["urls"]["missing"]["status"] == 404
+    assert result["urls"]["closed"]["status"] == -1 and "refused" in result["urls"]["closed"]["msg"].lower()
+    assert result["urls"]["index"]["url"] == f"{http_server}/InRelease"
+
+
+def test_a_url_that_is_not_http_or_a_timeout_below_one_is_refused():
+    assert run_module({"urls": {"repo": "ftp://example.org/"}})["msg"] == (
+        "host_state: urls.repo must be an http:// or https:// URL, got 'ftp://example.org/'"
+    )
+    assert run_module({"url_timeout": 0})["msg"].startswith("host_state: url_timeout must be")
 
 
 def test_the_module_reads_this_machine_and_changes_nothing(tmp_path):
