@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """runtime_rke2.yml restarts only RKE2's own running services, although the role's one read also holds the CDI
-refresh units (install.yml)."""
+refresh units (read.yml)."""
 
 import sys
 
