@@ -64,8 +64,6 @@ plan: $(VENV)/.runtime collection
 # harness tests wait for it through its lock); lint, galaxy-importer, sanity, unit and ee run meanwhile, each
 # even when one before it failed. Tools that apt-get installs come first, so that no two installs race for
 # dpkg's lock. The scenarios' output is printed whole at the end, after the test bed's build log.
-# Where the build runs, the site scenario waits for it and is then the longest part: as root the build gets a
-# higher priority (nice -10) than the targets beside it, which fill the cores it leaves.
 TESTBED_LOG := .cache/testbed-build.log
 MOLECULE_LOG := tests/output/molecule-run.log
 test: $(VENV)/.test collection
@@ -73,8 +71,7 @@ test: $(VENV)/.test collection
 	@command -v shellcheck >/dev/null || { echo "test: installing shellcheck with apt-get"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck; }
 	@mkdir -p $(dir $(TESTBED_LOG)) $(dir $(MOLECULE_LOG)); build=""; \
-	priority=""; if [ "$$(id -u)" = 0 ]; then priority="nice -n -10"; fi; \
-	if command -v go > /dev/null; then $$priority tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
+	if command -v go > /dev/null; then tests/testbed/build-kubernetes > $(TESTBED_LOG) 2>&1 & build=$$!; fi; \
 	$(MAKE) --no-print-directory molecule > $(MOLECULE_LOG) 2>&1 & molecule=$$!; \
 	echo "== molecule scenarios started in the background (log $(MOLECULE_LOG), printed at the end)"; \
 	status=0; $(MAKE) --no-print-directory --keep-going lint importer sanity core-matrix unit ee || status=$$?; \
