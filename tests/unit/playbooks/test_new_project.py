@@ -183,10 +183,11 @@ def test_requirements_pin_this_collection_and_the_execution_environments(project
     } in (requirements["collections"])
 
 
-def test_ansible_cfg_names_the_inventory_and_pipelines(project):
+def test_ansible_cfg_names_the_inventory_pipelines_and_polls_at_10_ms(project):
     config = configparser.ConfigParser()
     config.read(project / "ansible.cfg")
     assert config.get("defaults", "inventory") == "inventory"
+    assert config.getfloat("defaults", "internal_poll_interval") == 0.01
     assert config.getboolean("ssh_connection", "pipelining") is True
 
 
