@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Prints, as JSON, what the nvidia_driver role needs to know about the host and changes nothing:
-# NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules, and the machine id (which
-# tells whether the host is the controller, that the role never reboots).
+# NVIDIA PCI functions (GPUs and NVSwitches), Secure Boot state, loaded kernel modules, the driver version each GPU
+# reports to nvidia-smi, and the machine id (which tells whether the host is the controller, that the role never
+# reboots).
 set -u
 
 gpus=""
@@ -33,8 +34,17 @@ loaded_version=""
 nouveau_loaded=false
 [ -d /sys/module/nouveau ] && nouveau_loaded=true
 
+# The version nvidia-smi reports for each GPU (digits and dots only; none where it fails): a driver that answers at
+# the installed version needs no load and no check in activate.yml.
+smi_versions=""
+if command -v nvidia-smi >/dev/null 2>&1 && answer="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null)"; then
+  for version in $(printf '%s\n' "$answer" | grep -E '^[0-9][0-9.]*$'); do
+    smi_versions="${smi_versions}${smi_versions:+,}\"${version}\""
+  done
+fi
+
 # Hexadecimal only (machine-id(5)), so that the JSON below stays valid whatever the file holds.
 machine_id="$(tr -cd '0-9a-f' < /etc/machine-id 2>/dev/null)"
 
-printf '{"gpus": [%s], "nvswitch_count": %s, "secure_boot": %s, "loaded_module_version": "%s", "nouveau_loaded": %s, "machine_id": "%s"}\n' \
-  "$gpus" "$nvswitches" "$secure_boot" "$loaded_version" "$nouveau_loaded" "$machine_id"
+printf '{"gpus": [%s], "nvswitch_count": %s, "secure_boot": %s, "loaded_module_version": "%s", "nouveau_loaded": %s, "smi_driver_versions": [%s], "machine_id": "%s"}\n' \
+  "$gpus" "$nvswitches" "$secure_boot" "$loaded_version" "$nouveau_loaded" "$smi_versions" "$machine_id"

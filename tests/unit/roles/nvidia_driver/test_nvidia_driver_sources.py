@@ -54,3 +54,22 @@ def test_what_a_shared_source_leaves_to_the_os_file_is_set_there(path):
         text = str(resolve(source))
         for name in set(re.findall(r"(__nvidia_driver_(?:debian|ubuntu)_\w+|__nvidia_driver_nvidia_repo_dir)", text)):
             assert name in os_vars, f"{path.name} uses a source that reads {name}, which it does not set"
+
+
+@pytest.mark.parametrize(("path", "name", "source"), list(nvidia_driver_sources()))
+def test_a_source_whose_packages_name_the_flavour_lists_every_flavour_for_the_read(path, name, source):
+    """preflight.yml reads the packages before the flavour is decided (it comes from the same read)."""
+    packages = source["packages"]
+    if not any("__nvidia_driver_flavour" in str(package) for package in packages):
+        assert "read_packages" not in source, f"{path.name} source {name}: read_packages without flavoured packages"
+        return
+    read = source.get("read_packages", [])
+    assert not any("__nvidia_driver_flavour" in str(package) for package in read), f"{path.name} source {name}"
+    for flavour in ("proprietary", "open"):
+        for package in packages:
+            rendered = re.sub(
+                r"\{\{ '-open' if __nvidia_driver_flavour == 'open' else '' \}\}",
+                "-open" if flavour == "open" else "",
+                str(package),
+            )
+            assert rendered in read, f"{path.name} source {name}: read_packages lacks {rendered} ({flavour})"
