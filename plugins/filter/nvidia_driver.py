@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Filters of the nvidia_driver role: kernel module flavour, and why the driver cannot be loaded."""
+"""Filters of the nvidia_driver role: kernel module flavour, why the driver cannot be loaded, its apt sources."""
 
 from __future__ import annotations
 
@@ -65,6 +65,29 @@ def nvidia_driver_load_blocker(host_state, in_container, virtualization_type="",
     return ""
 
 
+def deb822_sources(repositories, keyring_dir, header=""):
+    """The deb822 file of each apt source the role writes, by name (the text the sources step writes and compares)."""
+    texts = {}
+    for repository in repositories:
+        try:
+            lines = [header] if header else []
+            lines += [
+                "Types: deb",
+                "URIs: " + " ".join(repository["uris"]),
+                "Suites: " + " ".join(repository["suites"]),
+            ]
+            if repository.get("components"):
+                lines.append("Components: " + " ".join(repository["components"]))
+            lines.append("Signed-By: " + repository.get("signed_by", f"{keyring_dir}/{repository['name']}.asc"))
+        except (KeyError, TypeError) as error:
+            raise AnsibleFilterError(
+                "expected each apt source as {name, uris, suites[, components, signed_by]}, "
+                f"got {repository!r}: {error}"
+            ) from error
+        texts[repository["name"]] = "\n".join(lines) + "\n"
+    return texts
+
+
 class FilterModule:
     """Decisions of the nvidia_driver role."""
 
@@ -73,4 +96,5 @@ class FilterModule:
             "nvidia_driver_flavour": nvidia_driver_flavour,
             "nvidia_driver_flavour_fits": nvidia_driver_flavour_fits,
             "nvidia_driver_load_blocker": nvidia_driver_load_blocker,
+            "deb822_sources": deb822_sources,
         }

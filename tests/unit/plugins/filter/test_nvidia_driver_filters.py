@@ -1,12 +1,13 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Kernel module flavour and load decisions of the nvidia_driver role (gpuops.cluster.nvidia_driver_* filters)."""
+"""Kernel module flavour, load decisions and apt sources of the nvidia_driver role (its filters)."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.cluster.plugins.filter.nvidia_driver import (
     FilterModule,
+    deb822_sources,
     nvidia_driver_flavour,
     nvidia_driver_flavour_fits,
     nvidia_driver_load_blocker,
@@ -85,8 +86,48 @@ def test_load_blocker(host, in_container, simulated, expected):
     assert nvidia_driver_load_blocker(host, in_container, "podman", simulated) == expected
 
 
+HEADER = "#\n# Ansible managed\n#"
+
+
+def test_deb822_sources_name_each_file_text():
+    # The two sources of Debian's archive (vars/main.yml) and NVIDIA's CUDA repository, whose key the role fetches.
+    debian = {
+        "name": "debian-nvidia",
+        "uris": ["http://deb.debian.org/debian"],
+        "suites": ["bookworm", "bookworm-updates"],
+        "components": ["contrib", "non-free", "non-free-firmware"],
+        "signed_by": "/usr/share/keyrings/debian-archive-keyring.gpg",
+    }
+    cuda = {
+        "name": "nvidia-cuda",
+        "uris": ["https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64"],
+        "suites": ["/"],
+        "components": [],
+        "key_url": "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/3bf863cc.pub",
+    }
+    assert deb822_sources([debian, cuda], "/etc/apt/keyrings", HEADER) == {
+        "debian-nvidia": (
+            "#\n# Ansible managed\n#\nTypes: deb\nURIs: http://deb.debian.org/debian\n"
+            "Suites: bookworm bookworm-updates\nComponents: contrib non-free non-free-firmware\n"
+            "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+        ),
+        "nvidia-cuda": (
+            "#\n# Ansible managed\n#\nTypes: deb\n"
+            "URIs: https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64\nSuites: /\n"
+            "Signed-By: /etc/apt/keyrings/nvidia-cuda.asc\n"
+        ),
+    }
+
+
+def test_deb822_sources_without_a_header_and_a_bad_source():
+    assert deb822_sources([], "/etc/apt/keyrings") == {}
+    with pytest.raises(AnsibleFilterError, match="expected each apt source as"):
+        deb822_sources([{"name": "no-uris", "suites": ["/"]}], "/etc/apt/keyrings")
+
+
 def test_filters_are_registered():
     assert set(FilterModule().filters()) == {
+        "deb822_sources",
         "nvidia_driver_flavour",
         "nvidia_driver_flavour_fits",
         "nvidia_driver_load_blocker",

@@ -117,20 +117,24 @@ def test_boot_time_restore_command_without_document_applies_a_builtin_config(tmp
     assert "MIG enabled: " + ", ".join(f"1g.10gb at {start}:1" for start in range(7)) in done.stdout
 
 
-def render(template, **variables):
-    """A template of roles/mig/templates as the template module renders it (trim_blocks), with the role's vars."""
-    import jinja2
+def render(text_var, **variables):
+    """A file the role writes (__mig_restore_unit_text, __mig_drop_in_text of roles/mig/vars/main.yml), templated as
+    Ansible templates it, with the role's vars."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
 
-    folder = REPO / "roles/mig/templates"
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), trim_blocks=True)
-    environment.filters["comment"] = lambda text: "# " + text
-    values = {"ansible_managed": "managed", "mig_config_dir": "/etc/gpuops", "mig_lib_dir": "/usr/local/lib/gm"}
-    return environment.get_template(template).render(values, **ROLE_VARS, **variables)
+    values = {
+        **{key: trust_as_template(value) if isinstance(value, str) else value for key, value in ROLE_VARS.items()},
+        "mig_config_dir": "/etc/gpuops",
+        "mig_lib_dir": "/usr/local/lib/gm",
+        **variables,
+    }
+    return Templar(loader=DataLoader(), variables=values).template(trust_as_template("{{ " + text_var + " }}"))
 
 
 def render_unit(**variables):
-    """roles/mig/templates/gpuops-mig-apply.service.j2 as the role writes it."""
-    return render("gpuops-mig-apply.service.j2", **variables)
+    """The boot-time restore unit as the role writes it."""
+    return render("__mig_restore_unit_text", **variables)
 
 
 def exec_start_argv(unit):
@@ -235,7 +239,7 @@ def unit_sections(text):
 def test_kubernetes_drop_in_requires_the_restore_and_orders_after_it():
     """systemd.unit(5): with Requires= and After= on a unit whose start fails, this unit is not started
     ("Dependency failed"); the drop-in adds exactly that to each Kubernetes unit."""
-    drop_in = unit_sections(render("kubernetes-drop-in.conf.j2"))
+    drop_in = unit_sections(render("__mig_drop_in_text"))
 
     assert drop_in == {"Unit": {"Requires": ["gpuops-mig-apply.service"], "After": ["gpuops-mig-apply.service"]}}
 
