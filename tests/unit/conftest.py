@@ -26,7 +26,8 @@ def seed_fixture():
     return read
 
 
-@pytest.fixture
+# Session-wide: fixtures of a module (a control plane's published objects) read it too.
+@pytest.fixture(scope="session")
 def published_nvsmi_dir():
     """Folder of published real nvidia-smi outputs, passed in by GPUOPS_NVSMI_FIXTURES."""
     folder = os.environ.get("GPUOPS_NVSMI_FIXTURES", "")
