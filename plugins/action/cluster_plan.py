@@ -20,9 +20,9 @@ from ansible.vars.plugins import get_vars_from_inventory_sources
 from ansible_collections.gpuops.cluster.plugins.filter.awx_survey import INVENTORY_PREFIX as AWX_SURVEY_PREFIX
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.cluster import (
     DEFAULT_SETTINGS,
-    DRIVER_VARIABLES,
     FILES,
     INTENT_VARIABLES,
+    ROLE_VARIABLES,
     plan_cluster,
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents import settings_problems
@@ -146,8 +146,9 @@ def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
     """({host: {variable: value}}, [IntentError]) templating only the gpuops_* intent variables.
 
     HOSTVARS maps a host to its variables. With ROLE_CHECKER, the host roles' variables each host
-    sets are templated and checked too. With ROLE_DEFAULTS, the driver's branch and version (set, else the
-    role's default) join the intent, for the plan to check them against the node's GPUs.
+    sets are templated and checked too. With ROLE_DEFAULTS, the driver's branch and version and the RKE2 version
+    (set, else the role's default) join the intent, for the plan to check them against the node's GPUs and, on a
+    DRA node, against the DRA driver's minimums.
     """
     nodes, errors = {}, []
     role_names = role_checker.names if role_checker else frozenset()
@@ -159,7 +160,7 @@ def read_intent(hostvars, hosts, role_checker=None, role_defaults=None):
                 intent[name] = _template(host_vars, host, name, errors)
         role_values = _role_values(host_vars, host, role_names, role_checker, errors) if role_checker else {}
         if role_defaults is not None:
-            for name in DRIVER_VARIABLES:
+            for name in ROLE_VARIABLES:
                 # Templated once: the role check above already read the ones the host sets.
                 if name in role_values:
                     intent[name] = role_values[name]
@@ -314,7 +315,7 @@ def _earlier_plan(earlier, inputs):
     computation. None when there is none, or when the group, its hosts, the settings or the folder differ."""
     if not isinstance(earlier, Mapping) or earlier.get("failed") or plain(earlier.get("inputs")) != inputs:
         return None
-    kept = ("dest", "files", "capacity", "scheduler_extenders", "documents", "table", "inputs")
+    kept = ("dest", "files", "capacity", "scheduler_extenders", "dra", "documents", "table", "inputs")
     return {**{key: plain(earlier[key]) for key in kept if key in earlier}, "changed": False, "changed_files": []}
 
 
@@ -459,6 +460,8 @@ class ActionModule(ActionBase):
             "capacity": plan.capacity,
             # The kube-scheduler extenders of the memory-sharing backends (gpushare's), read by the rke2 role.
             "scheduler_extenders": plan.scheduler_extenders,
+            # What NVIDIA's DRA driver is expected to publish on the DRA nodes (dra.json).
+            "dra": plan.dra,
             # What the Kubernetes roles apply: the same documents as the files, as the API takes them.
             "documents": {**plan.manifests(dump_yaml), "gpu_operator_values": plan.gpu_operator_values},
             "table": plan.table,

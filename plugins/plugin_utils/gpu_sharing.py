@@ -52,8 +52,9 @@ def node_changes(capacity, nodes):
         current = _labels(present[host])
         wanted = _planned_labels(planned)
         changed = {name: value for name, value in wanted.items() if current.get(name) != value}
-        # NVIDIA's device plugin does not serve a memory-shared node: a config label left from earlier sharing goes.
-        if planned.get("memory_sharing") and DEVICE_PLUGIN_CONFIG_LABEL in current:
+        # NVIDIA's device plugin does not serve a memory-shared or DRA node: a config label left from earlier goes.
+        plugin_off = planned.get("memory_sharing") or planned.get("gpu_allocation") == "dra"
+        if plugin_off and DEVICE_PLUGIN_CONFIG_LABEL in current:
             changed[DEVICE_PLUGIN_CONFIG_LABEL] = None
         if MIG_CONFIG_LABEL in changed and MIG_CONFIG_STATE_LABEL in current:
             changed[MIG_CONFIG_STATE_LABEL] = None

@@ -34,6 +34,11 @@ MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 # The GPU Operator deploys its device plugin on a node unless this label is "false" (its device-plugin
 # DaemonSet selects nodes by it); a memory-sharing backend registers its own plugin there instead.
 DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+# The same for GFD's DaemonSet.
+GFD_DEPLOY_LABEL = "nvidia.com/gpu.deploy.gpu-feature-discovery"
+# The collection's label of a node that offers its GPUs through NVIDIA's DRA driver: its kubelet plugin's
+# DaemonSet selects it.
+GPU_ALLOCATION_LABEL = "gpuops.cluster/gpu-allocation"
 
 
 def mig_resource_name(profile):

@@ -43,6 +43,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout imp
     plan_layout,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.numbers import whole_number
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan import dra_gates, dra_intent
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import (
     intent_bound_problems,
     label_value_problem,
@@ -71,11 +72,20 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents imp
     gpu_operator_values,
     render_table,
 )
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.dra import (
+    DraPlanError,
+    cluster_document,
+    predict_node_devices,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.dra import (
+    node_labels as dra_node_labels,
+)
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import (
     CapacityError,
     IntentError,
     IntentErrors,
     hosts_text,
+    split_path,
 )
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.memory_sharing import (
     VARIABLE as MEMORY_SHARING,
@@ -99,6 +109,9 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.time_slicing 
 # The driver role's variables the plan checks against each node's GPUs (the action gives the role's defaults
 # where the inventory sets none).
 DRIVER_VARIABLES = (BRANCH_VARIABLE, VERSION_VARIABLE)
+# The host roles' variables the plan reads for each GPU node, the role's default where the inventory sets none: the
+# driver's, and the Kubernetes version a DRA node needs.
+ROLE_VARIABLES = (*DRIVER_VARIABLES, dra_intent.KUBERNETES_VARIABLE)
 # Whether the GPU Operator has containerd inject GPUs through CDI (docs/cdi.md). The chart's default since
 # v25.10.0 (values.yaml cdi.enabled); the plan sets it explicitly so that a chart upgrade cannot change it.
 CDI_VARIABLE = "gpuops_cdi"
@@ -115,6 +128,8 @@ INTENT_VARIABLES = (
     "gpuops_memory_sharing",
     "gpuops_gpu_catalog_extra",
     CDI_VARIABLE,
+    dra_intent.VARIABLE,
+    dra_gates.VARIABLE,
 )
 DEFAULT_MIG_STRATEGY = "none"
 # Who applies MIG layouts: the collection's mig role on the hosts, or the GPU Operator's mig-manager.
@@ -131,6 +146,7 @@ FILES = (
     "mig-parted-config.yaml",
     "mig-parted-configmap.yaml",
     "gpu-operator-values.yaml",
+    "dra.json",
     "plan.txt",
 )
 
@@ -147,6 +163,8 @@ class ClusterPlan:
     mig_parted_configmap: dict = field(default_factory=dict)
     # KubeSchedulerConfiguration extenders the memory-sharing backends need (gpushare's), else empty.
     scheduler_extenders: list = field(default_factory=list)
+    # What NVIDIA's DRA driver is expected to publish on the DRA nodes, and the gates it runs with (dra.py).
+    dra: dict = field(default_factory=dict)
 
     def manifests(self, dump_yaml):
         """The two ConfigMaps as the API takes them: each embedded document as text (DUMP_YAML)."""
@@ -169,6 +187,7 @@ class ClusterPlan:
             "mig-parted-config.yaml": dump_yaml(self.mig_parted_config),
             "mig-parted-configmap.yaml": dump_yaml(manifests["mig_parted_configmap"]),
             "gpu-operator-values.yaml": dump_yaml(self.gpu_operator_values),
+            "dra.json": dump_json(self.dra),
             "plan.txt": self.table,
         }
 
@@ -182,6 +201,8 @@ class _NodeResult:
     unselected: tuple = ()  # GPU indexes no entry of the MIG config selects: left as they are
     # The normalized gpuops_memory_sharing with its scheduler_accounts; None: NVIDIA's device plugin serves the node.
     memory_sharing: dict | None = None
+    # The devices NVIDIA's DRA driver publishes on a DRA node; None: the node is not one.
+    dra_devices: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -195,11 +216,13 @@ class NodeIntent:
     # {variable: value} of each way NVIDIA's device plugin shares a GPU (device_plugin.SHARINGS).
     plugin_sharing: dict
     memory_sharing: object
+    # gpuops_gpu_allocation: device_plugin or dra.
+    allocation: str = dra_intent.DEVICE_PLUGIN
 
     def planning_key(self):
         """Nodes with equal keys get one plan: a thousand identical nodes are planned once."""
         sharing = (self.plugin_sharing, self.memory_sharing)
-        return (self.product, self.count, canonical_json(self.mig_config), canonical_json(sharing))
+        return (self.product, self.count, canonical_json(self.mig_config), canonical_json(sharing), self.allocation)
 
     def layout_key(self):
         """Nodes with equal keys have the same MIG layouts, whatever their sharing."""
@@ -216,6 +239,9 @@ class _PlanningContext:
     mig_configs: dict
     invalid_configs: set
     layouts: dict = field(default_factory=dict)
+    # The cluster's gpuops_mig_manager and gpuops_dra_feature_gates, for the DRA nodes.
+    mig_manager: str | None = DEFAULT_MIG_MANAGER
+    dra_feature_gates: dict | None = None
 
     def layouts_of(self, intent):
         """((layouts or None, problems), unselected GPU indexes) of the node, planned once per layout key."""
@@ -227,14 +253,6 @@ class _PlanningContext:
                 _unselected_gpus(product, count, mig_config, self.mig_configs),
             )
         return self.layouts[key]
-
-
-def _split_path(message, variable):
-    """Linter messages start with their key path ("gpuops_time_slicing.replicas: ..."): keep it as the variable."""
-    path, sep, rest = message.partition(": ")
-    if sep and path.startswith(variable):
-        return path, rest
-    return variable, message
 
 
 def _known_products():
@@ -422,6 +440,8 @@ def _plan_memory_shared_node(product, layouts, strategy, memory_sharing, unselec
 def _plan_node(intent, context):
     """A _NodeResult for the node of INTENT (a NodeIntent), or a list of (variable, message)."""
     (layouts, layout_problems), unselected = context.layouts_of(intent)
+    if intent.allocation == dra_intent.DRA:
+        return _plan_dra_node(intent, context, layouts, layout_problems, unselected)
     mig_on = [index for index, layout in enumerate(layouts or ()) if layout.mig_enabled]
     problems = _setting_problems(intent, layout_problems, mig_on)
     if problems or context.strategy is None or intent.count is None:
@@ -431,17 +451,35 @@ def _plan_node(intent, context):
     return _plan_device_plugin_node(intent, context.strategy, layouts, mig_on, unselected)
 
 
+def _plan_dra_node(intent, context, layouts, layout_problems, unselected):
+    """A _NodeResult for a node that offers its GPUs through NVIDIA's DRA driver, or a list of (variable, message).
+
+    No extended resource is advertised there (resources {}): the driver publishes the GPUs as ResourceSlices."""
+    product = intent.product
+    problems = dra_intent.sharing_problems(intent.plugin_sharing, intent.memory_sharing, MEMORY_SHARING)
+    problems += [("gpuops_mig_config", message) for message in layout_problems]
+    problems += dra_intent.mig_problems(product, intent.mig_config, context.mig_manager, context.dra_feature_gates)
+    if problems or intent.count is None:
+        return problems
+    try:
+        devices = predict_node_devices(product, layouts)
+    except DraPlanError as error:
+        return [("gpuops_mig_config", f"config {intent.mig_config}, {error}")]
+    capacity = {"resources": {}, "labels": dra_node_labels()}
+    return _NodeResult(product, layouts, capacity, None, unselected, dra_devices=tuple(devices))
+
+
 def _setting_problems(intent, layout_problems, mig_on):
     """(variable, message) of each sharing or MIG setting of the node that is wrong alone or with the others.
 
     LAYOUT_PROBLEMS: those of its MIG config; MIG_ON: the indexes of its GPUs with MIG enabled.
     """
     problems = [
-        _split_path(message, sharing.variable)
+        split_path(message, sharing.variable)
         for sharing in SHARINGS
         for message in sharing.lint(intent.plugin_sharing[sharing.variable], intent.product)
     ]
-    problems += [_split_path(message, MEMORY_SHARING) for message in lint_memory_sharing(intent.memory_sharing)]
+    problems += [split_path(message, MEMORY_SHARING) for message in lint_memory_sharing(intent.memory_sharing)]
     problems += [("gpuops_mig_config", message) for message in layout_problems]
     time_slicing, mps = intent.plugin_sharing[TIME_SLICING.variable], intent.plugin_sharing[MPS.variable]
     conflicts = conflict_problems(intent.memory_sharing, time_slicing, mps, intent.mig_config, mig_on)
@@ -469,7 +507,7 @@ def _plan_device_plugin_node(intent, strategy, layouts, mig_on, unselected):
     sharing = sharing_in_use(settings)
     node = PluginNode(None if strategy == "mixed" else strategy, tuple(mig_on), resources, settings)
     problems = [
-        _split_path(message, sharing.variable) for message in sharing.lint_for_node(settings[sharing.variable], node)
+        split_path(message, sharing.variable) for message in sharing.lint_for_node(settings[sharing.variable], node)
     ]
     if problems or (sharing is MPS and strategy == "mixed"):
         return problems
@@ -502,6 +540,7 @@ def plan_cluster(nodes, settings=None):
         nodes, "gpuops_mig_manager", MIG_MANAGERS, DEFAULT_MIG_MANAGER, "one component applies MIG layouts", errors
     )
     cdi = _check_cdi(nodes, errors)
+    dra_feature_gates = dra_intent.cluster_feature_gates(nodes, errors)
     user_configs, invalid_configs = _collect_user_configs(nodes, errors)
     unknown = {}
     intents = _node_intents(nodes, cdi, errors, unknown)
@@ -509,20 +548,43 @@ def plan_cluster(nodes, settings=None):
         errors.extend(_mig_config_label_errors(intents))
     mig_products = {intent.product for intent in intents.values() if intent.product.mig}
     mig_doc = mig_parted_document(mig_products, user_configs)
-    context = _PlanningContext(strategy, mig_doc["mig-configs"], invalid_configs)
+    context = _PlanningContext(strategy, mig_doc["mig-configs"], invalid_configs, {}, mig_manager, dra_feature_gates)
     results = _plan_nodes(intents, context, errors)
     errors.extend(_mps_under_mixed_errors(intents, context))
+    dra_hosts = [host for host, intent in intents.items() if intent.allocation == dra_intent.DRA]
+    kubernetes_gates = dra_intent.cluster_kubernetes_gates(nodes, dra_hosts, dra_feature_gates, errors)
     if errors:
         raise IntentErrors(errors)
     plan = _assemble(results, strategy, mig_manager, mig_doc, settings, cdi)
+    plan.dra = _dra_document(results, dra_feature_gates, kubernetes_gates)
     plan.notes.extend(_unknown_product_notes(unknown))
     return plan
+
+
+def _dra_versions(intent, checked):
+    """(variable, message) of the versions a DRA node would run that the DRA driver refuses, checked once per pair."""
+    key = (repr(intent.get(BRANCH_VARIABLE)), repr(intent.get(dra_intent.KUBERNETES_VARIABLE)))
+    if key not in checked:
+        checked[key] = dra_intent.version_problems(
+            intent.get(BRANCH_VARIABLE, ""), intent.get(dra_intent.KUBERNETES_VARIABLE, "")
+        )
+    return checked[key]
+
+
+def _dra_document(results, feature_gates, kubernetes_gates):
+    dra_results = {host: result for host, (result, _mig) in results.items() if result.dra_devices is not None}
+    return cluster_document(
+        {host: list(result.dra_devices) for host, result in dra_results.items()},
+        {host: result.product.name for host, result in dra_results.items()},
+        feature_gates,
+        kubernetes_gates,
+    )
 
 
 def _node_intents(nodes, cdi, errors, unknown):
     """{host: NodeIntent} of the hosts whose product is found; the problems of each host's own variables are
     added to ERRORS, and the products nobody described to UNKNOWN. CDI: the cluster's gpuops_cdi (None: invalid)."""
-    intents, driver_checked = {}, {}
+    intents, driver_checked, dra_checked = {}, {}, {}
     for host, intent in nodes.items():
         # A product name or memory beyond what NVML reports: the product is not looked up nor planned.
         bounds = intent_bound_problems(intent)
@@ -537,8 +599,16 @@ def _node_intents(nodes, cdi, errors, unknown):
             if key not in driver_checked:
                 driver_checked[key] = driver_problems(product, intent[BRANCH_VARIABLE], intent.get(VERSION_VARIABLE))
             errors.extend(IntentError(host, variable, message) for variable, message in driver_checked[key])
+        allocation = intent.get(dra_intent.VARIABLE) or dra_intent.DEVICE_PLUGIN
+        problem = dra_intent.allocation_problem(intent.get(dra_intent.VARIABLE))
+        if problem:
+            errors.append(IntentError(host, dra_intent.VARIABLE, problem))
+            continue
+        if allocation == dra_intent.DRA:
+            problems = _dra_versions(intent, dra_checked)
+            errors.extend(IntentError(host, variable, message) for variable, message in problems)
         # MPS needs CDI, which is the GPU Operator's one cdi.enabled: checked here, where the cluster's is known.
-        if cdi is False and intent.get(MPS.variable) is not None:
+        elif cdi is False and intent.get(MPS.variable) is not None:
             errors.append(IntentError(host, MPS.variable, NEEDS_CDI))
         if product is not None:
             intents[host] = NodeIntent(
@@ -547,6 +617,7 @@ def _node_intents(nodes, cdi, errors, unknown):
                 intent.get("gpuops_mig_config"),
                 {sharing.variable: intent.get(sharing.variable) for sharing in SHARINGS},
                 intent.get(MEMORY_SHARING),
+                allocation,
             )
     return intents
 
@@ -572,7 +643,7 @@ def _find_product(host, intent, errors, unknown):
     (whole GPUs and time-slicing only; recorded in UNKNOWN for a warning). None when not set or invalid."""
     value = intent.get("gpuops_gpu_product")
     extras, problems = extra_products(intent.get("gpuops_gpu_catalog_extra"))
-    errors.extend(IntentError(host, *_split_path(problem, "gpuops_gpu_catalog_extra")) for problem in problems)
+    errors.extend(IntentError(host, *split_path(problem, "gpuops_gpu_catalog_extra")) for problem in problems)
     if value is None or not isinstance(value, str) or not value.strip():
         message = "is not set" if value is None else f"must be the product name nvidia-smi prints, got {excerpt(value)}"
         errors.append(IntentError(host, "gpuops_gpu_product", f"{message}; valid: {_known_products()}"))
@@ -597,11 +668,13 @@ def _mps_under_mixed_errors(intents, context):
     """gpuops_mps errors under gpuops_mig_strategy mixed (which the device plugin refuses with MPS), saying what
     works for the whole cluster: the strategy is the GPU Operator's one mig.strategy, so none or single must suit
     every MIG node too."""
-    mps_hosts = [host for host, intent in intents.items() if intent.plugin_sharing[MPS.variable] is not None]
+    # A DRA node is not the device plugin's: its MPS is refused on its own, and its MIG needs no strategy.
+    plugin_nodes = {host: intent for host, intent in intents.items() if intent.allocation != dra_intent.DRA}
+    mps_hosts = [host for host, intent in plugin_nodes.items() if intent.plugin_sharing[MPS.variable] is not None]
     if context.strategy != "mixed" or not mps_hosts:
         return []
     mig_hosts, need_mixed = [], []
-    for host, intent in intents.items():
+    for host, intent in plugin_nodes.items():
         (layouts, _problems), _unselected = context.layouts.get(intent.layout_key(), ((None, []), ()))
         if not any(layout.mig_enabled for layout in layouts or ()):
             continue
@@ -698,11 +771,11 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings, cdi):
     for host in sorted(results):
         result, mig_config = results[host]
         labels = dict(result.capacity["labels"])
-        if result.memory_sharing is None:
+        if result.device_plugin_config is not None:
             key = device_plugin_config_key(result.device_plugin_config)
             data[key] = result.device_plugin_config
             labels[DEVICE_PLUGIN_CONFIG_LABEL] = key
-        # Else NVIDIA's device plugin does not run there: no config key, no label selecting one.
+        # Else NVIDIA's device plugin does not run there (memory sharing, DRA): no config key, no label selecting one.
         if mig_config is None and result.product.mig:
             unmanaged.append(host)
         elif mig_config is not None and result.product.mig and mig_manager == "operator":
@@ -716,12 +789,14 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings, cdi):
             "resources": dict(resources),
             "labels": dict(sorted(labels.items())),
             "memory_sharing": _plain_copy(result.memory_sharing),
+            "gpu_allocation": dra_intent.DEVICE_PLUGIN if result.dra_devices is None else dra_intent.DRA,
         }
         for name, count in resources.items():
             totals[name] = totals.get(name, 0) + count
         layout = describe_layout(mig_config, result.product, result.layouts, result.unselected)
+        offered = resources if result.dra_devices is None else f"DRA: {len(result.dra_devices)} devices"
         rows.append(
-            (host, result.product.name, len(result.layouts), layout, describe_sharing(result.memory_sharing), resources)
+            (host, result.product.name, len(result.layouts), layout, describe_sharing(result.memory_sharing), offered)
         )
     totals = dict(sorted(totals.items()))
     notes = []
@@ -731,15 +806,16 @@ def _assemble(results, strategy, mig_manager, mig_doc, settings, cdi):
             "collection does not touch MIG on them, and "
             "their planned capacity assumes MIG off; set gpuops_mig_config (all-disabled for no MIG) to be sure"
         )
+    plugin_results = {host: item for host, item in results.items() if item[0].dra_devices is None}
     if strategy == "none" and any(
-        layout.mig_enabled for result, _mig_config in results.values() for layout in result.layouts
+        layout.mig_enabled for result, _mig_config in plugin_results.values() for layout in result.layouts
     ):
         notes.append(
             "gpuops_mig_strategy is none: the device plugin advertises MIG-enabled GPUs whole (nvidia.com/gpu) "
             "and no MIG device can be requested; use single or mixed to schedule MIG devices"
         )
     if strategy == "mixed":
-        notes.extend(_empty_mig_notes(results))
+        notes.extend(_empty_mig_notes(plugin_results))
     notes.extend(_unselected_notes(results))
     manages_mig = any(result.product.mig for result, _mig_config in results.values())
     return ClusterPlan(

@@ -107,12 +107,15 @@ def describe_layout(mig_config, product, layouts, unselected=()):
 
 
 def _resources_text(resources):
+    if isinstance(resources, str):  # what a node offers otherwise: "DRA: 4 devices"
+        return resources
     return ", ".join(f"{name}={count}" for name, count in resources.items()) or "nothing"
 
 
 def render_table(rows, totals, mig_strategy):
     """Plain-text table: one line per node (HOST, PRODUCT, GPUS, MIG LAYOUT, MEMORY SHARING, ADVERTISED) and the
-    totals. MEMORY SHARING: the backend that replaces NVIDIA's device plugin ("hami x10", "gpushare") or "-"."""
+    totals. MEMORY SHARING: the backend that replaces NVIDIA's device plugin ("hami x10", "gpushare") or "-".
+    ADVERTISED: {resource: count}, or a text for a node that advertises no extended resource (a DRA node)."""
     header = ("HOST", "PRODUCT", "GPUS", "MIG LAYOUT", "MEMORY SHARING", "ADVERTISED")
     lines = [
         (host, product, str(count), layout, sharing, _resources_text(resources))

@@ -35,7 +35,13 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    GFD_DEPLOY_LABEL,
+    GPU_ALLOCATION_LABEL,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
+from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan import dra_gates
 
 DRIVER_NAME = "gpu.nvidia.com"
 DRIVER_VERSION = "v0.5.0"
@@ -179,12 +185,25 @@ def predict_node_devices(product, layouts):
     return devices
 
 
-def node_document(node_name, product, layouts):
-    """What the plan writes for one node (dra.json): the pool and the devices the driver is expected to publish."""
+def node_labels():
+    """The labels of a DRA node: the driver's kubelet plugin runs there, the GPU Operator's device plugin and GFD
+    do not. The device plugin cannot share a node with the driver (its chart's validation.yaml); GFD's labels follow
+    the cluster-wide MIG strategy, which DRA nodes are free of, and the driver publishes what they say as device
+    attributes."""
+    return {GPU_ALLOCATION_LABEL: "dra", DEVICE_PLUGIN_DEPLOY_LABEL: "false", GFD_DEPLOY_LABEL: "false"}
+
+
+def cluster_document(node_devices, products, feature_gates, kubernetes_gates):
+    """What the plan writes as dra.json: the driver, its chart's feature gates, the Kubernetes gates they need per
+    component, and per DRA node (NODE_DEVICES: {host: devices}, PRODUCTS: {host: product name}) the pool and the
+    devices the driver is expected to publish."""
     return {
         "driver": DRIVER_NAME,
         "driver_version": DRIVER_VERSION,
-        "pool": node_name,
-        "product": product.name,
-        "devices": predict_node_devices(product, layouts),
+        "feature_gates": dra_gates.chart_gates(feature_gates),
+        "kubernetes_feature_gates": kubernetes_gates,
+        "nodes": {
+            host: {"pool": host, "product": products[host], "devices": devices}
+            for host, devices in sorted(node_devices.items())
+        },
     }

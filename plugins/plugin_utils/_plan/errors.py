@@ -44,6 +44,14 @@ class IntentError:
         return f"{self.host}: {self.variable}: {self.message}"
 
 
+def split_path(message, variable):
+    """Linter messages start with their key path ("gpuops_time_slicing.replicas: ..."): keep it as the variable."""
+    path, sep, rest = message.partition(": ")
+    if sep and path.startswith(variable):
+        return path, rest
+    return variable, message
+
+
 def hosts_text(hosts, limit=HOSTS_SHOWN):
     """The first LIMIT hosts (ten by default), then how many more: "a, b, ... and 990 more hosts"."""
     shown = ", ".join(hosts[:limit])

@@ -39,7 +39,7 @@ def test_plan_goes_next_to_the_inventory_and_the_table_prints_as_a_table(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     plan_dir = inventory / ".gpuops-plan"
     assert set(json.loads((plan_dir / "capacity.json").read_text())["nodes"]) == HOSTS
-    assert f"Plan files: {plan_dir} (6 of 6 files changed); set gpuops_plan_dir to move them" in ran.stdout
+    assert f"Plan files: {plan_dir} (7 of 7 files changed); set gpuops_plan_dir to move them" in ran.stdout
     # Every line of the table is a line of the output, not an escaped string.
     output_lines = ran.stdout.splitlines()
     for line in (plan_dir / "plan.txt").read_text().splitlines():

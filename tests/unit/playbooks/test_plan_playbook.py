@@ -17,6 +17,7 @@ PLAN_FILES = {
     "mig-parted-config.yaml",
     "mig-parted-configmap.yaml",
     "gpu-operator-values.yaml",
+    "dra.json",
     "plan.txt",
 }
 

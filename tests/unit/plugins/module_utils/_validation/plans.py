@@ -59,7 +59,13 @@ def mps(replicas=3):
 # of NVIDIA's device plugin's, and `memory_sharing`.
 def _memory_shared(plan, resources, labels, entry):
     kept = {name: value for name, value in plan["labels"].items() if name != "nvidia.com/device-plugin.config"}
-    return {**plan, "resources": resources, "labels": {**kept, **labels}, "memory_sharing": entry}
+    return {
+        **plan,
+        "resources": resources,
+        "labels": {**kept, **labels},
+        "memory_sharing": entry,
+        "gpu_allocation": "device_plugin",
+    }
 
 
 def hami(product="NVIDIA L4", count=2, split=10, memory_scaling=1, core_scaling=1):

@@ -110,6 +110,11 @@ def test_a_node_name_for_a_host_outside_the_plan_fails():
             "plan.nodes.gpu-1.resources",
         ),
         ({"nodes": {"gpu-1": {"resources": {}}}}, "plan.nodes.gpu-1.gpu_product: missing"),
+        # Without a DRA check, a DRA node would pass with no probe at all.
+        (
+            {"nodes": {"gpu-1": {"gpu_product": "NVIDIA L4", "resources": {}, "gpu_allocation": "dra"}}},
+            "plan.nodes.gpu-1.gpu_allocation: 'dra'; these checks ask a device plugin's resources",
+        ),
     ],
 )
 def test_a_bad_plan_fails_naming_the_host_and_key(plan, message):

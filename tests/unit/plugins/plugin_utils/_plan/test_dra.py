@@ -15,8 +15,9 @@ from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.capacity impo
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.dra import (
     DraPlanError,
     binary_quantity,
+    cluster_document,
     device_names,
-    node_document,
+    node_labels,
     predict_node_devices,
     rfc1123,
 )
@@ -127,13 +128,23 @@ def test_binary_quantity_as_kubernetes_writes_it(count, expected):
     assert binary_quantity(count) == expected
 
 
-def test_node_document_names_the_driver_and_the_pool():
-    document = node_document("gpu-node-1", L4, [OFF])
+def test_the_cluster_document_names_the_driver_its_gates_and_each_pool():
+    devices = predict_node_devices(L4, [OFF])
+    gates = {"kube-scheduler": {"DRAConsumableCapacity": True}}
+    document = cluster_document({"gpu-node-1": devices}, {"gpu-node-1": "NVIDIA L4"}, {"MPSSupport": True}, gates)
 
-    assert {key: document[key] for key in ("driver", "driver_version", "pool", "product")} == {
+    assert document == {
         "driver": "gpu.nvidia.com",
         "driver_version": "v0.5.0",
-        "pool": "gpu-node-1",
-        "product": "NVIDIA L4",
+        "feature_gates": {"MPSSupport": True},
+        "kubernetes_feature_gates": gates,
+        "nodes": {"gpu-node-1": {"pool": "gpu-node-1", "product": "NVIDIA L4", "devices": devices}},
     }
-    assert [device["name"] for device in document["devices"]] == ["gpu-{minor}"]
+
+
+def test_a_dra_node_runs_the_drivers_plugin_and_neither_the_device_plugin_nor_gfd():
+    assert node_labels() == {
+        "gpuops.cluster/gpu-allocation": "dra",
+        "nvidia.com/gpu.deploy.device-plugin": "false",
+        "nvidia.com/gpu.deploy.gpu-feature-discovery": "false",
+    }
