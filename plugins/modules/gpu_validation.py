@@ -60,6 +60,13 @@ options:
         C(mig_config), C(resources) and C(labels) (the C(capacity) that C(gpuops.cluster.cluster_plan) returns).
     type: dict
     required: true
+  dra:
+    description:
+      - The content of C(dra.json) of the same plan (the C(dra) that C(gpuops.cluster.cluster_plan) returns): the
+        devices NVIDIA's DRA driver is expected to publish on each node whose C(gpu_allocation) is C(dra).
+      - Needed when the plan has such a node; the module fails before anything is created without it.
+    type: dict
+    default: {}
   node_names:
     description:
       - Kubernetes node name of each inventory host of the plan; a host not listed is its own node name.
@@ -81,11 +88,18 @@ options:
     type: str
     default: gpu-validation
   checks:
-    description: Which checks to run, always in the order capacity, smoke, cuda, sharing.
+    description:
+      - Which checks to run, always in the order capacity, dra, smoke, cuda, sharing.
+      - C(dra) needs no pod; on each DRA node it compares the ResourceSlices of the plan's driver, pool named after
+        the node, newest generation, with the plan's devices, GPU by GPU (which minor number holds which GPU index
+        is not checked), and names the node and GPU that differ.
+      - A DRA node advertises no device-plugin resource, so C(smoke), C(cuda) and C(sharing) run no pod there; the
+        pod checks of a DRA node (a pod per device class through a ResourceClaimTemplate, shared claims) are not in
+        this version, and the module warns so.
     type: list
     elements: str
-    choices: [capacity, smoke, cuda, sharing]
-    default: [capacity, smoke, cuda, sharing]
+    choices: [capacity, dra, smoke, cuda, sharing]
+    default: [capacity, dra, smoke, cuda, sharing]
   timeout:
     description: Seconds each check's pods get, from the creation of its Jobs until every pod has finished.
     type: int
@@ -350,6 +364,7 @@ DEFAULT_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
 def argument_spec():
     return {
         "plan": {"type": "dict", "required": True},
+        "dra": {"type": "dict", "default": {}},
         "node_names": {"type": "dict", "default": {}},
         "kubeconfig": {"type": "path"},
         "context": {"type": "str"},
@@ -441,13 +456,20 @@ def run_module(module, run_id=None):
     params = module.params
     run_id = run_id or uuid.uuid4().hex[:8]
     try:
-        target_list = targets(params["plan"], params["node_names"])
+        target_list = targets(params["plan"], params["node_names"], params["dra"])
     except ValidationInputError as err:
         fail_module(module, err, run_id=run_id)
     problems = option_problems(params)
     if problems:
         module.fail_json(msg="; ".join(problems), run_id=run_id)
     settings = settings_from(params)
+    for target in target_list:
+        if target.dra is not None:
+            module.warn(
+                f"{target.host}: offers its GPUs through DRA: only its published devices are compared with the plan "
+                "(check dra); the pod checks of a DRA node (a pod per device class through a ResourceClaimTemplate, "
+                "shared claims) are not in this version"
+            )
     if module.check_mode:
         module.exit_json(changed=False, run_id=run_id, planned=planned_checks(target_list, settings, run_id))
 

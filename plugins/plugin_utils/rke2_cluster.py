@@ -21,6 +21,12 @@ import tomllib
 
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.bounds import label_value_problem
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_feature_gates import (
+    VARIABLE as FEATURE_GATES_VARIABLE,
+)
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.rke2_feature_gates import (
+    problems as feature_gate_problems,
+)
 
 VERSION_PATTERN = re.compile(r"^v\d+\.\d+\.\d+\+rke2r\d+$")
 VERSION_EXAMPLE = "v1.36.3+rke2r1"
@@ -326,6 +332,11 @@ def _config_extra_problems(host, view):
     return [IntentError(host, "rke2_config_extra", "is not a mapping; valid: RKE2 config.yaml keys and values")]
 
 
+def _feature_gates_problems(host, view):
+    lines = feature_gate_problems(view.get("feature_gates"))
+    return [IntentError(host, FEATURE_GATES_VARIABLE, line) for line in lines]
+
+
 def _registries_problems(host, view):
     # Only the keys of registries.yaml reach the view: its values may hold credentials.
     registries_keys = view.get("registries_keys")
@@ -403,6 +414,7 @@ _PRESENT_HOST_CHECKS = (
     _node_ip_problems,
     _list_variable_problems,
     _config_extra_problems,
+    _feature_gates_problems,
     _registries_problems,
     _wait_timeout_problems,
     _default_runtime_problems,

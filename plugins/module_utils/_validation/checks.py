@@ -4,6 +4,8 @@
 """Which checks run where: from the plan (capacity.json) to one probe per validation pod.
 
 capacity: no pod; the node's allocatable is compared with the plan.
+dra:      no pod; on a node that offers its GPUs through NVIDIA's DRA driver, its published ResourceSlices are
+          compared with the plan's dra.json (dra_slices.py).
 smoke:    per node and planned GPU resource, one pod with one unit that lists its devices.
 cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample.
 sharing:  per node and time-sliced or MPS resource (replicas R > 1), one pod per advertised unit, all at once,
@@ -28,8 +30,10 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expecta
     with_unit,
 )
 
-CAPACITY, SMOKE, CUDA, SHARING = "capacity", "smoke", "cuda", "sharing"
-CHECKS = (CAPACITY, SMOKE, CUDA, SHARING)
+CAPACITY, DRA, SMOKE, CUDA, SHARING = "capacity", "dra", "smoke", "cuda", "sharing"
+CHECKS = (CAPACITY, DRA, SMOKE, CUDA, SHARING)
+# capacity.json's gpu_allocation: how a node offers its GPUs.
+ALLOCATIONS = ("device_plugin", "dra")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class Target:
     host: str
     node: str
     plan: dict
+    # A DRA node's devices as dra.json plans them ({"driver", "devices"}); None on other nodes.
+    dra: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,9 @@ class SharingGroup:
         return len(self.probes) < self.wanted
 
 
-def plan_problems(plan):
-    """Lines naming what is wrong with a capacity.json content; [] when usable."""
+def plan_problems(plan, dra=None):
+    """Lines naming what is wrong with a capacity.json content and, for its DRA nodes, the dra.json content DRA;
+    [] when usable."""
     if not isinstance(plan, dict) or not isinstance(plan.get("nodes"), dict):
         return ["plan: must be the content of capacity.json, a mapping with 'nodes' (host -> node plan)"]
     problems = []
@@ -86,13 +93,21 @@ def plan_problems(plan):
         if not node.get("gpu_product"):
             problems.append(f"plan.nodes.{host}.gpu_product: missing; the smoke check compares the product name")
         problems += _memory_sharing_problems(host, node)
-        if node.get("gpu_allocation", "device_plugin") != "device_plugin":
-            problems.append(
-                f"plan.nodes.{host}.gpu_allocation: {node['gpu_allocation']!r}; these checks ask a device plugin's "
-                "resources, and the check of a node that offers its GPUs through DRA (its ResourceSlices and claims) "
-                "is not in this version of the collection"
-            )
+        problems += _allocation_problems(host, node, dra)
     return problems
+
+
+def _allocation_problems(host, node, dra):
+    allocation = node.get("gpu_allocation", "device_plugin")
+    where = f"plan.nodes.{host}.gpu_allocation"
+    if allocation not in ALLOCATIONS:
+        return [f"{where}: must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}"]
+    if allocation == "dra" and host not in ((dra or {}).get("nodes") or {}):
+        return [
+            f"{where}: dra, but the DRA plan (option dra, the plan's dra.json) has no node {host}; pass the dra.json "
+            "of the same plan"
+        ]
+    return []
 
 
 def _memory_sharing_problems(host, node):
@@ -107,10 +122,11 @@ def _memory_sharing_problems(host, node):
     return registry.of(entry).plan_problems(where, node)
 
 
-def targets(plan, node_names=None):
-    """One Target per planned node, sorted by host; NODE_NAMES maps inventory hosts to node names."""
+def targets(plan, node_names=None, dra=None):
+    """One Target per planned node, sorted by host; NODE_NAMES maps inventory hosts to node names, DRA is the plan's
+    dra.json content (its nodes are the plan's DRA nodes)."""
     node_names = node_names or {}
-    problems = plan_problems(plan)
+    problems = plan_problems(plan, dra)
     unknown = sorted(set(node_names) - set((plan or {}).get("nodes") or {})) if not problems else []
     if unknown:
         problems.append(
@@ -119,7 +135,17 @@ def targets(plan, node_names=None):
         )
     if problems:
         raise ValidationInputError(problems)
-    return [Target(host, str(node_names.get(host) or host), node) for host, node in sorted(plan["nodes"].items())]
+    dra_nodes = (dra or {}).get("nodes") or {}
+    return [
+        Target(host, str(node_names.get(host) or host), node, _dra_target(dra, dra_nodes, host, node))
+        for host, node in sorted(plan["nodes"].items())
+    ]
+
+
+def _dra_target(dra, dra_nodes, host, node):
+    if node.get("gpu_allocation") != "dra":
+        return None
+    return {"driver": dra.get("driver"), "devices": list(dra_nodes[host].get("devices") or ())}
 
 
 def _gpu_resources(target):

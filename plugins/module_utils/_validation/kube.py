@@ -44,10 +44,11 @@ def _api_message(err):
 
 
 class KubeApi:
-    """CORE and BATCH are the client's CoreV1Api and BatchV1Api (or doubles with their methods)."""
+    """CORE, BATCH and RESOURCE are the client's CoreV1Api, BatchV1Api and ResourceV1Api (or doubles with their
+    methods); RESOURCE is needed only where a node offers its GPUs through DRA."""
 
-    def __init__(self, core, batch, serialize=None):
-        self.core, self.batch = core, batch
+    def __init__(self, core, batch, serialize=None, resource=None):
+        self.core, self.batch, self.resource = core, batch, resource
         self.serialize = serialize or (lambda obj: obj)
 
     @classmethod
@@ -62,7 +63,10 @@ class KubeApi:
         except (ConfigException, OSError, TypeError, ValueError) as err:
             raise KubeApiError(f"cannot load the kubeconfig {kubeconfig or '(default)'}: {err}") from err
         return cls(
-            k8s_client.CoreV1Api(api_client), k8s_client.BatchV1Api(api_client), api_client.sanitize_for_serialization
+            k8s_client.CoreV1Api(api_client),
+            k8s_client.BatchV1Api(api_client),
+            api_client.sanitize_for_serialization,
+            k8s_client.ResourceV1Api(api_client),
         )
 
     def _call(self, what, method, *args, **kwargs):
@@ -88,6 +92,15 @@ class KubeApi:
 
     def list_nodes(self):
         return self._call("list nodes", self.core.list_node).get("items") or []
+
+    def list_resource_slices(self, driver):
+        """DRIVER's ResourceSlices (resource.k8s.io/v1) of every node."""
+        found = self._call(
+            f"list the ResourceSlices of {driver}",
+            self.resource.list_resource_slice,
+            field_selector=f"spec.driver={driver}",
+        )
+        return found.get("items") or []
 
     def create_job(self, namespace, manifest):
         name = manifest["metadata"]["name"]

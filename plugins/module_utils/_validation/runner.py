@@ -14,11 +14,12 @@ import time
 from dataclasses import dataclass
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils._validation import evaluate
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import dra_slices, evaluate
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import (
     CAPACITY,
     CHECKS,
     CUDA,
+    DRA,
     SHARING,
     SMOKE,
     capped_note,
@@ -73,6 +74,21 @@ def planned_checks(targets, settings, run_id):
     """What a run would do, without doing it: one entry per node and resource, with its pods (check mode)."""
     entries = []
     for check in (check for check in CHECKS if check in settings.checks):
+        if check == DRA:
+            entries += [
+                {
+                    "summary": f"{check} on {t.node}: its ResourceSlices of {t.dra['driver']} compared with the "
+                    f"plan's {len(t.dra['devices'])} devices, no pod",
+                    "check": check,
+                    "node": t.node,
+                    "host": t.host,
+                    "resource": t.dra["driver"],
+                    "pods": [],
+                }
+                for t in targets
+                if t.dra is not None
+            ]
+            continue
         if check == CAPACITY:
             entries += [
                 {
@@ -133,7 +149,8 @@ class ValidationRun:
         try:
             for check in CHECKS:
                 if check in self.settings.checks:
-                    results += self._capacity() if check == CAPACITY else self._pods(check)
+                    no_pod = {CAPACITY: self._capacity, DRA: self._dra}.get(check)
+                    results += no_pod() if no_pod else self._pods(check)
         finally:
             try:
                 self._remove(selector(labels(self.run_id)))
@@ -155,6 +172,28 @@ class ValidationRun:
                 },
             }
         )
+
+    def _dra(self):
+        """Each DRA node's published devices against the plan's, from one list of the driver's ResourceSlices."""
+        dra_targets = [target for target in self.targets if target.dra is not None]
+        if not dra_targets:
+            return []
+        start = self.monotonic()
+        slices = {}
+        for driver in sorted({target.dra["driver"] for target in dra_targets}):
+            slices[driver] = self.api.list_resource_slices(driver)
+        results = []
+        for target in dra_targets:
+            driver = target.dra["driver"]
+            published = dra_slices.published_devices(slices[driver], driver, target.node)
+            lines = dra_slices.node_differences(target.node, target.dra["devices"], published)
+            names = sorted(device["name"] for device in published)
+            if lines:
+                verdict = evaluate.Verdict(False, "; ".join(lines), names)
+            else:
+                verdict = evaluate.Verdict(True, f"{len(names)} devices published as planned", names)
+            results.append(result(DRA, target, driver, verdict, self.monotonic() - start))
+        return results
 
     def _capacity(self):
         start = self.monotonic()

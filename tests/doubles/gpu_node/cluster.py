@@ -23,6 +23,7 @@ class Cluster:
         self.apps = client.AppsV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self.leases = client.CoordinationV1Api(api_client)
+        self.resource = client.ResourceV1Api(api_client)
 
     def nodes(self) -> dict:
         return {node["metadata"]["name"]: node for node in self._raw(self.core.list_node)["items"]}
@@ -134,3 +135,22 @@ class Cluster:
             if error.status == 404:
                 return None
             raise
+
+    def resource_slices(self, driver: str) -> dict:
+        """{node name: ResourceSlice} of DRIVER's slices (one per node, as the DRA stand-in publishes them)."""
+        items = self._raw(self.resource.list_resource_slice, field_selector=f"spec.driver={driver}")["items"]
+        return {item["spec"].get("nodeName"): item for item in items}
+
+    def publish_resource_slice(self, body: dict, existing: dict | None) -> None:
+        if existing is None:
+            self.resource.create_resource_slice(body)
+            return
+        body = {**body, "metadata": {**body["metadata"], "resourceVersion": existing["metadata"]["resourceVersion"]}}
+        self.resource.replace_resource_slice(existing["metadata"]["name"], body)
+
+    def delete_resource_slice(self, name: str) -> None:
+        try:
+            self.resource.delete_resource_slice(name)
+        except ApiException as error:
+            if error.status != 404:
+                raise

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One reconcile pass a second over every described GPU node: what the kubelet, the GPU Operator,
-mig-manager, the device plugin, GFD and the memory-sharing device plugins (HAMi's, gpushare's)
-would each do on it. See README.md."""
+mig-manager, the device plugin, GFD, the memory-sharing device plugins (HAMi's, gpushare's) and the
+DRA driver's kubelet plugin would each do on it. See README.md."""
 
 import sys
 import time
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from . import device_plugin, gpu_state, mig_parted, sharing_plugins
+from . import device_plugin, dra_plugin, gpu_state, mig_parted, sharing_plugins
 from .cluster import Cluster, now
 from .hardware import Node
 
@@ -104,6 +104,7 @@ class Controller:
         self.cluster, self.hardware, self.default_namespace = cluster, hardware, namespace
         self.state = {name: NodeState(mig_parted.initial(node)) for name, node in hardware.items()}
         self.reported_errors: set = set()
+        self.dra_published: set = set()  # nodes whose ResourceSlice the DRA stand-in published
         # Nodes with a real kubelet: their device plugin talks gRPC to it from NODES_DIR/<node>/.
         self.plugins = {}
         if any(node.kubelet for node in hardware.values()):
@@ -137,6 +138,9 @@ class Controller:
         namespace = self.cluster.operator_namespace(self.default_namespace)
         nodes = self.cluster.nodes()
         daemonsets = self.cluster.daemon_sets()
+        dra = dra_plugin.kubelet_plugin(daemonsets)
+        # Read only where the DRA driver runs or ran: a cluster without it costs no call.
+        slices = self.cluster.resource_slices(dra_plugin.DRIVER) if dra is not None or self.dra_published else {}
         for name, hardware in self.hardware.items():
             node = nodes.get(name)
             if node is None and name in self.plugins:
@@ -147,6 +151,7 @@ class Controller:
                 log(f"registered node {name} again (it had been deleted)")
                 continue
             self.reconcile_node(hardware, node, policy, spec, namespace, daemonsets)
+            self.dra_driver(hardware, self.state[name], node, dra, slices.get(name))
         if policy:
             self.report_operator(policy, spec, namespace)
 
@@ -295,6 +300,34 @@ class Controller:
         except (sharing_plugins.SharingError, gpu_state.StateError) as error:
             self.error_once(f"{hardware.name}: memory-sharing device plugin: {error}")
         return shared
+
+    def dra_driver(self, hardware: Node, state: NodeState, node: dict, daemonset, existing) -> None:
+        """NVIDIA's DRA driver where its kubelet plugin's DaemonSet selects the node: the node's ResourceSlice,
+        published anew when the GPUs change, deleted when the plugin no longer runs there."""
+        labels = node["metadata"].get("labels") or {}
+        annotations = node["metadata"].get("annotations") or {}
+        if daemonset is None or not dra_plugin.runs_on(daemonset, labels):
+            if existing is not None and hardware.name in self.dra_published:
+                self.cluster.delete_resource_slice(existing["metadata"]["name"])
+                log(f"{hardware.name}: DRA kubelet plugin gone, its ResourceSlice deleted")
+            self.dra_published.discard(hardware.name)
+            return
+        if labels.get("nvidia.com/gpu.deploy.device-plugin") == "true":
+            # The chart's validation.yaml: the driver cannot share a node with NVIDIA's device plugin.
+            self.error_once(f"{hardware.name}: the DRA driver and NVIDIA's device plugin both run on the node")
+        try:
+            rendered = self.rendered(hardware, state)
+        except gpu_state.StateError as error:
+            self.error_once(f"{hardware.name}: DRA kubelet plugin: {error}")
+            return
+        lost = int(annotations.get(FAULT + "lost-gpus", "0") or 0)
+        wanted = dra_plugin.devices(hardware, rendered, gpu_state.mig_instances, lost)
+        self.dra_published.add(hardware.name)
+        if existing is not None and existing["spec"].get("devices") == wanted:
+            return
+        generation = int(((existing or {}).get("spec") or {}).get("pool", {}).get("generation") or 0) + 1
+        self.cluster.publish_resource_slice(dra_plugin.resource_slice(hardware.name, wanted, generation), existing)
+        log(f"{hardware.name}: DRA kubelet plugin published {len(wanted)} devices (generation {generation})")
 
     def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared, cdi) -> None:
         if hardware.name in self.plugins:

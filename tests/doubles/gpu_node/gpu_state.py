@@ -44,8 +44,13 @@ def render(node: Node, gpus: list[Gpu]) -> dict:
 
 def mig_devices(state_gpu: dict) -> list[tuple[str, str]]:
     """(profile name, MIG UUID) of each MIG device of one GPU, in nvidia-smi -L order."""
+    return [(name, uuid) for _gi, name, uuid in mig_instances(state_gpu)]
+
+
+def mig_instances(state_gpu: dict) -> list[tuple[dict, str, str]]:
+    """(GPU instance, profile name, MIG UUID) of each MIG device of one GPU, in nvidia-smi -L order."""
     return [
-        (ci["name"], mig_uuid(state_gpu, gi, ci))
+        (gi, ci["name"], mig_uuid(state_gpu, gi, ci))
         for gi in sorted(state_gpu["gpu_instances"], key=lambda item: item["id"])
         for ci in gi["compute_instances"]
     ]

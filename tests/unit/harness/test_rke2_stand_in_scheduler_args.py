@@ -50,3 +50,24 @@ def test_without_the_drop_in_the_scheduler_runs_without_config():
     argv = server.scheduler_argv("/kube-multi", config.parse("cni: canal\n"))
     assert not [arg for arg in argv if arg.startswith("--config")]
     assert "--leader-elect=false" in argv and "--secure-port=0" in argv
+
+
+def test_the_roles_feature_gates_drop_in_adds_flags_beside_rke2s_and_the_users():
+    from ansible_collections.gpuops.cluster.plugins.filter.rke2_feature_gates import rke2_feature_gate_settings
+
+    gates = {"kube-apiserver": {"DRAConsumableCapacity": True}, "kubelet": {"KubeletTracing": False}}
+    drop_in = "# header\n" + to_nice_yaml(rke2_feature_gate_settings(gates, "server"))
+    user = "kube-apiserver-arg:\n  - feature-gates=UserGate=true\nkubelet-arg:\n  - max-pods=50\n"
+    settings = config.merge(config.parse(user), config.parse(drop_in))
+
+    apiserver = component_args.get_args(
+        {"feature-gates": "RKE2Default=true", "secure-port": 6443}, config.as_list(settings, "kube-apiserver-arg")
+    )
+    # The user's flag replaced RKE2's default (GetArgs); the role's `+` kept it and added its own.
+    assert apiserver == [
+        "--feature-gates=UserGate=true",
+        "--feature-gates=DRAConsumableCapacity=true",
+        "--secure-port=6443",
+    ]
+    kubelet = component_args.get_args({"root-dir": "/var/lib/kubelet"}, config.as_list(settings, "kubelet-arg"))
+    assert kubelet == ["--feature-gates=KubeletTracing=false", "--max-pods=50", "--root-dir=/var/lib/kubelet"]

@@ -12,7 +12,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from stand_in import config, containerd, paths
+from stand_in import component_args, config, containerd, paths
 from stand_in.kubeapi import Client
 from stand_in.processes import Children, log, wait_until
 
@@ -149,9 +149,9 @@ def start_kubelet(children: Children, settings: dict, name: str, address: str) -
         kubelet["node-labels"] = ",".join(labels)
     if taints := config.as_list(settings, "node-taint"):
         kubelet["register-with-taints"] = ",".join(taints)
-    # kubelet-arg comes last, so that it overrides what the stand-in sets, as in RKE2.
-    extra = [f"--{argument.lstrip('-')}" for argument in config.as_list(settings, "kubelet-arg")]
-    argv = [str(paths.KUBE_MULTI), "kubelet", *[f"--{key}={value}" for key, value in kubelet.items()], *extra]
+    # kubelet-arg applied to these as RKE2 applies it (k3s GetArgs): it replaces, appends (`+`) or prepends (`-`).
+    extra = config.as_list(settings, "kubelet-arg")
+    argv = [str(paths.KUBE_MULTI), "kubelet", *component_args.get_args(kubelet, extra)]
     children.start("kubelet", argv, paths.AGENT_LOGS / "kubelet.log")
 
 

@@ -140,7 +140,9 @@ def start_control_plane(children: Children, address: str, settings: dict) -> Non
         "service-cluster-ip-range": paths.SERVICE_CIDR,
         "cert-dir": TLS / "temporary-certs",
     }
-    children.start("kube-apiserver", [kube, "kube-apiserver", *flags(apiserver)], logs / "kube-apiserver.log")
+    # kube-apiserver-arg and kube-controller-manager-arg applied as RKE2 applies them (feature gates, say).
+    apiserver_argv = component_args.get_args(apiserver, config.as_list(settings, "kube-apiserver-arg"))
+    children.start("kube-apiserver", [kube, "kube-apiserver", *apiserver_argv], logs / "kube-apiserver.log")
     client = Client(f"https://127.0.0.1:{paths.API_PORT}", CA[0], *ADMIN)
     wait_until(lambda: (children.check(), client.get("/readyz") == "ok")[1], "kube-apiserver", timeout=120)
     admin = ADMIN_FILE_KUBECONFIG
@@ -160,7 +162,8 @@ def start_control_plane(children: Children, address: str, settings: dict) -> Non
         "use-service-account-credentials": "true",
         "controllers": "*",
     }
-    argv = [kube, "kube-controller-manager", *flags(controller_manager)]
+    extra = config.as_list(settings, "kube-controller-manager-arg")
+    argv = [kube, "kube-controller-manager", *component_args.get_args(controller_manager, extra)]
     children.start("kube-controller-manager", argv, logs / "kube-controller-manager.log")
     children.start("kube-scheduler", scheduler_argv(kube, settings), logs / "kube-scheduler.log")
 

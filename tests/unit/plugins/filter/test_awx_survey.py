@@ -475,8 +475,8 @@ def test_upgrade_survey_goes_one_node_at_a_time_by_default():
 def test_validate_survey_asks_the_checks_as_a_multiselect():
     questions = {question["variable"]: question for question in template_survey("gpuops validate")["spec"]}
     checks = questions["gpu_validation_checks"]
-    assert (checks["type"], checks["choices"]) == ("multiselect", ["capacity", "smoke", "cuda", "sharing"])
-    assert checks["default"] == "capacity\nsmoke\ncuda\nsharing"
+    assert (checks["type"], checks["choices"]) == ("multiselect", ["capacity", "dra", "smoke", "cuda", "sharing"])
+    assert checks["default"] == "capacity\ndra\nsmoke\ncuda\nsharing"
     assert questions["gpu_validation_image_pull_policy"]["type"] == "multiplechoice"
 
 

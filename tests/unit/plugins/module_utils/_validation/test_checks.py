@@ -110,10 +110,14 @@ def test_a_node_name_for_a_host_outside_the_plan_fails():
             "plan.nodes.gpu-1.resources",
         ),
         ({"nodes": {"gpu-1": {"resources": {}}}}, "plan.nodes.gpu-1.gpu_product: missing"),
-        # Without a DRA check, a DRA node would pass with no probe at all.
+        # Without the plan's dra.json, a DRA node would be checked against nothing.
         (
             {"nodes": {"gpu-1": {"gpu_product": "NVIDIA L4", "resources": {}, "gpu_allocation": "dra"}}},
-            "plan.nodes.gpu-1.gpu_allocation: 'dra'; these checks ask a device plugin's resources",
+            "plan.nodes.gpu-1.gpu_allocation: dra, but the DRA plan",
+        ),
+        (
+            {"nodes": {"gpu-1": {"gpu_product": "NVIDIA L4", "resources": {}, "gpu_allocation": "hami"}}},
+            "plan.nodes.gpu-1.gpu_allocation: must be one of device_plugin, dra, got 'hami'",
         ),
     ],
 )
