@@ -62,7 +62,7 @@ options:
     required: true
   dra:
     description:
-      - The content of C(dra.json) of the same plan (the C(dra) that C(gpuops.cluster.cluster_plan) returns): the
+      - The content of C(dra.json) of the same plan (the C(dra) that C(gpuops.cluster.cluster_plan) returns), the
         devices NVIDIA's DRA driver is expected to publish on each node whose C(gpu_allocation) is C(dra).
       - Needed when the plan has such a node; the module fails before anything is created without it.
     type: dict

@@ -119,8 +119,10 @@ def node_changes(capacity, nodes, node_names=None):
         previous = annotations.get(MARKER_ANNOTATION)
         label_patch = {key: value for key, value in wanted.items() if labels.get(key) != value}
         if registry.get(previous) is not None:
+            # A label the plan still gives the node stays: a node moved to DRA keeps the device plugin off.
+            kept = {**(planned.get("labels") or {}), **wanted}
             for key in (*registry.get(previous).node_labels, DEPLOY_DEVICE_PLUGIN_LABEL):
-                if key not in wanted and key in labels:
+                if key not in kept and key in labels:
                     label_patch[key] = None
         annotation_patch = {}
         if registry.get(backend) is not None and previous != backend:

@@ -154,3 +154,11 @@ class Cluster:
         except ApiException as error:
             if error.status != 404:
                 raise
+
+    def resource_claim(self, namespace: str, name: str) -> dict | None:
+        try:
+            return self._raw(self.resource.read_namespaced_resource_claim, name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise

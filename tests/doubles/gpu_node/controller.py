@@ -105,6 +105,8 @@ class Controller:
         self.state = {name: NodeState(mig_parted.initial(node)) for name, node in hardware.items()}
         self.reported_errors: set = set()
         self.dra_published: set = set()  # nodes whose ResourceSlice the DRA stand-in published
+        self.nodes_dir = nodes_dir
+        self.dra_plugins = {}  # real-kubelet node -> its DRA kubelet plugin (dra_kubelet_plugin.py), while it runs
         # Nodes with a real kubelet: their device plugin talks gRPC to it from NODES_DIR/<node>/.
         self.plugins = {}
         if any(node.kubelet for node in hardware.values()):
@@ -119,6 +121,8 @@ class Controller:
     def stop(self) -> None:
         for plugins in self.plugins.values():
             plugins.close()
+        for plugin in self.dra_plugins.values():
+            plugin.stop()
 
     def error_once(self, message: str) -> None:
         if message not in self.reported_errors:
@@ -311,6 +315,8 @@ class Controller:
                 self.cluster.delete_resource_slice(existing["metadata"]["name"])
                 log(f"{hardware.name}: DRA kubelet plugin gone, its ResourceSlice deleted")
             self.dra_published.discard(hardware.name)
+            if hardware.name in self.dra_plugins:
+                self.dra_plugins.pop(hardware.name).stop()
             return
         if labels.get("nvidia.com/gpu.deploy.device-plugin") == "true":
             # The chart's validation.yaml: the driver cannot share a node with NVIDIA's device plugin.
@@ -322,12 +328,26 @@ class Controller:
             return
         lost = int(annotations.get(FAULT + "lost-gpus", "0") or 0)
         wanted = dra_plugin.devices(hardware, rendered, gpu_state.mig_instances, lost)
+        if hardware.name in self.plugins:
+            self.serve_dra(hardware, wanted)
         self.dra_published.add(hardware.name)
         if existing is not None and existing["spec"].get("devices") == wanted:
             return
         generation = int(((existing or {}).get("spec") or {}).get("pool", {}).get("generation") or 0) + 1
         self.cluster.publish_resource_slice(dra_plugin.resource_slice(hardware.name, wanted, generation), existing)
         log(f"{hardware.name}: DRA kubelet plugin published {len(wanted)} devices (generation {generation})")
+
+    def serve_dra(self, hardware: Node, devices: list) -> None:
+        """A real kubelet: the DRA kubelet plugin answers its gRPC calls (serve() writes the GPUs' state the pods
+        read, as for the device plugin)."""
+        from .dra_kubelet_plugin import DraNodePlugin  # grpcio, as for the device plugin
+
+        plugin = self.dra_plugins.get(hardware.name)
+        if plugin is None:
+            plugin = DraNodePlugin(hardware.name, self.nodes_dir / hardware.name, self.cluster.resource_claim, log)
+            plugin.start()
+            self.dra_plugins[hardware.name] = plugin
+        plugin.set_devices(devices)
 
     def advertise(self, hardware: Node, state: NodeState, node: dict, config, annotations: dict, shared, cdi) -> None:
         if hardware.name in self.plugins:

@@ -59,13 +59,16 @@ def visible_variable(device_uuid: str) -> str:
     return VISIBLE_PREFIX + device_uuid.replace("-", "_")
 
 
-def cdi_spec(uuids: list[str]) -> dict:
-    """The CDI specification of the devices named UUIDS (GPU and MIG UUIDs)."""
+def cdi_spec(uuids: list[str], kind: str = CDI_KIND, names: dict | None = None) -> dict:
+    """The CDI specification of KIND whose devices show the GPU and MIG UUIDS; NAMES gives a device's name by its
+    UUID (default: the UUID)."""
+    names = names or {}
     return {
         "cdiVersion": "0.5.0",
-        "kind": CDI_KIND,
+        "kind": kind,
         "devices": [
-            {"name": name, "containerEdits": {"env": [f"{visible_variable(name)}={name}"]}} for name in sorted(uuids)
+            {"name": names.get(uuid, uuid), "containerEdits": {"env": [f"{visible_variable(uuid)}={uuid}"]}}
+            for uuid in sorted(uuids)
         ],
         "containerEdits": {
             "env": [f"{name}={value}" for name, value in POD_ENVS.items()],

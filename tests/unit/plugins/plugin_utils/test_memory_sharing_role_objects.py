@@ -113,6 +113,22 @@ def test_a_node_no_longer_shared_loses_only_the_labels_the_role_set():
     assert node_changes(plan, [by_hand])["patches"] == []
 
 
+def test_a_node_moved_from_memory_sharing_to_dra_keeps_the_device_plugin_off():
+    """The plan's DRA node still has NVIDIA's device plugin off (plugin_utils/_plan/dra.py node_labels): only the
+    backend's own label and the marker go."""
+    dra_node = {
+        "gpu_count": 4,
+        "memory_sharing": None,
+        "gpu_allocation": "dra",
+        "resources": {},
+        "labels": {"gpuops.cluster/gpu-allocation": "dra", DEPLOY: "false"},
+    }
+    labelled = node("l4-1", {"gpu": "on", DEPLOY: "false"}, {MARKER_ANNOTATION: "hami"})
+    assert node_changes(capacity(l4_1=dra_node), [labelled])["patches"] == [
+        {"name": "l4-1", "labels": {"gpu": None}, "annotations": {MARKER_ANNOTATION: None}}
+    ]
+
+
 def test_a_node_removed_from_the_inventory_is_unlabelled_too():
     labelled = node("old-gpu", {"gpushare": "true", DEPLOY: "false"}, {MARKER_ANNOTATION: "gpushare"})
     assert node_changes(capacity(), [labelled])["patches"] == [

@@ -26,7 +26,7 @@ A100 = find_product("NVIDIA A100-SXM4-80GB")
 PLANNED = predict_node_devices(
     A100, [GpuLayout.of(False), GpuLayout.of(False), GpuLayout.of(True, {"3g.40gb": 2}), GpuLayout.of(False)]
 )
-MINORS = [3, 4, 5, 6]
+MINORS = (3, 4, 5, 6)
 
 
 def as_published(planned, minors=MINORS):
@@ -63,7 +63,7 @@ def differences(published):
 
 
 def test_what_the_driver_publishes_for_the_plan_matches_it_whatever_the_minors_and_order():
-    published = as_published(PLANNED, minors=[8, 9, 10, 11])
+    published = as_published(PLANNED, minors=(8, 9, 10, 11))
 
     assert differences(list(reversed(published))) == []
 
@@ -122,7 +122,7 @@ def test_memory_is_compared_with_the_slack_nvml_rounding_leaves(name, memory, ex
 
 
 def test_published_gpus_and_names_the_plan_does_not_have_are_named():
-    published = as_published(PLANNED) + as_published([{**PLANNED[0], "gpu": 4}], minors=[0, 0, 0, 0, 9])
+    published = as_published(PLANNED) + as_published([{**PLANNED[0], "gpu": 4}], minors=(0, 0, 0, 0, 9))
     published.append({"name": "gpu-vfio-0", "attributes": {}})
 
     assert differences(published) == [
