@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
     DEVICE_PLUGIN_CONFIG_LABEL,
+    DRA_ALLOCATION,
     MIG_CONFIG_LABEL,
     RESOURCE_PREFIX,
 )
@@ -53,7 +54,7 @@ def node_changes(capacity, nodes):
         wanted = _planned_labels(planned)
         changed = {name: value for name, value in wanted.items() if current.get(name) != value}
         # NVIDIA's device plugin does not serve a memory-shared or DRA node: a config label left from earlier goes.
-        plugin_off = planned.get("memory_sharing") or planned.get("gpu_allocation") == "dra"
+        plugin_off = planned.get("memory_sharing") or planned.get("gpu_allocation") == DRA_ALLOCATION
         if plugin_off and DEVICE_PLUGIN_CONFIG_LABEL in current:
             changed[DEVICE_PLUGIN_CONFIG_LABEL] = None
         if MIG_CONFIG_LABEL in changed and MIG_CONFIG_STATE_LABEL in current:

@@ -39,6 +39,12 @@ GFD_DEPLOY_LABEL = "nvidia.com/gpu.deploy.gpu-feature-discovery"
 # The collection's label of a node that offers its GPUs through NVIDIA's DRA driver: its kubelet plugin's
 # DaemonSet selects it.
 GPU_ALLOCATION_LABEL = "gpuops.cluster/gpu-allocation"
+# How a node offers its GPUs: capacity.json's gpu_allocation, gpuops_gpu_allocation, and GPU_ALLOCATION_LABEL's value.
+DEVICE_PLUGIN_ALLOCATION = "device_plugin"
+DRA_ALLOCATION = "dra"
+GPU_ALLOCATIONS = (DEVICE_PLUGIN_ALLOCATION, DRA_ALLOCATION)
+# What dra.json writes in a device name where the GPU's minor number goes: only the node knows it.
+MINOR_PLACEHOLDER = "{minor}"
 
 
 def mig_resource_name(profile):

@@ -20,6 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
+    DEVICE_PLUGIN_ALLOCATION,
+    DRA_ALLOCATION,
+    GPU_ALLOCATIONS,
+)
 from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
@@ -32,8 +37,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expecta
 
 CAPACITY, DRA, SMOKE, CUDA, SHARING = "capacity", "dra", "smoke", "cuda", "sharing"
 CHECKS = (CAPACITY, DRA, SMOKE, CUDA, SHARING)
-# capacity.json's gpu_allocation: how a node offers its GPUs.
-ALLOCATIONS = ("device_plugin", "dra")
 
 
 @dataclass(frozen=True)
@@ -98,11 +101,11 @@ def plan_problems(plan, dra=None):
 
 
 def _allocation_problems(host, node, dra):
-    allocation = node.get("gpu_allocation", "device_plugin")
+    allocation = node.get("gpu_allocation", DEVICE_PLUGIN_ALLOCATION)
     where = f"plan.nodes.{host}.gpu_allocation"
-    if allocation not in ALLOCATIONS:
-        return [f"{where}: must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}"]
-    if allocation == "dra" and host not in ((dra or {}).get("nodes") or {}):
+    if allocation not in GPU_ALLOCATIONS:
+        return [f"{where}: must be one of {', '.join(GPU_ALLOCATIONS)}, got {allocation!r}"]
+    if allocation == DRA_ALLOCATION and host not in ((dra or {}).get("nodes") or {}):
         return [
             f"{where}: dra, but the DRA plan (option dra, the plan's dra.json) has no node {host}; pass the dra.json "
             "of the same plan"
@@ -143,7 +146,7 @@ def targets(plan, node_names=None, dra=None):
 
 
 def _dra_target(dra, dra_nodes, host, node):
-    if node.get("gpu_allocation") != "dra":
+    if node.get("gpu_allocation") != DRA_ALLOCATION:
         return None
     return {"driver": dra.get("driver"), "devices": list(dra_nodes[host].get("devices") or ())}
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-MINOR = "{minor}"
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import MINOR_PLACEHOLDER as MINOR
+
 _MIB = 1 << 20
 _NAME = re.compile(r"gpu-(\d+)((?:-mig-.+)?)")
 # Kubernetes quantity suffixes (k8s.io/apimachinery pkg/api/resource/suffix.go); whole numbers only, as the driver
@@ -135,7 +136,7 @@ def _with_minor(text, minor):
 
 
 def _pair(planned_groups, published_groups):
-    """({GPU index: minor} of the GPUs published as planned, [indexes left], {minor: group} left).
+    """([indexes of the planned GPUs no published GPU matches], {minor: group} left unmatched, {index: minor by rank}).
 
     Interchangeable GPUs are paired in order first (GPU i with the i-th smallest minor, as the kernel numbers the
     GPUs NVML indexes), so that a difference is reported on the GPU a person would look at."""
@@ -153,7 +154,7 @@ def _pair(planned_groups, published_groups):
         if minor is not None:
             pairs[index] = minor
             del unmatched[minor]
-    return pairs, [index for index in sorted(planned_groups) if index not in pairs], unmatched, ranked
+    return [index for index in sorted(planned_groups) if index not in pairs], unmatched, ranked
 
 
 def node_differences(node, planned_devices, published):
@@ -161,7 +162,7 @@ def node_differences(node, planned_devices, published):
     each starting with the node's name; [] when every planned GPU is published as planned and nothing else is."""
     planned_groups = _planned_groups(planned_devices)
     published_groups, strays = _published_groups(published)
-    _pairs, missing, unmatched, ranked = _pair(planned_groups, published_groups)
+    missing, unmatched, ranked = _pair(planned_groups, published_groups)
     lines = []
     for index in missing:
         planned = planned_groups[index]

@@ -37,9 +37,11 @@ import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
     DEVICE_PLUGIN_DEPLOY_LABEL,
+    DRA_ALLOCATION,
     GFD_DEPLOY_LABEL,
     GPU_ALLOCATION_LABEL,
 )
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import MINOR_PLACEHOLDER as MINOR
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.mig_layout import plan_layout
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan import dra_gates
 
@@ -69,9 +71,6 @@ def rfc1123(name):
     name = re.sub(r"[^a-z0-9.-]", "-", name.lower()).strip("-")
     name = name.removesuffix(".")
     return name[:253]
-
-
-MINOR = "{minor}"
 
 
 def gpu_device_name(minor=MINOR):
@@ -190,7 +189,7 @@ def node_labels():
     do not. The device plugin cannot share a node with the driver (its chart's validation.yaml); GFD's labels follow
     the cluster-wide MIG strategy, which DRA nodes are free of, and the driver publishes what they say as device
     attributes."""
-    return {GPU_ALLOCATION_LABEL: "dra", DEVICE_PLUGIN_DEPLOY_LABEL: "false", GFD_DEPLOY_LABEL: "false"}
+    return {GPU_ALLOCATION_LABEL: DRA_ALLOCATION, DEVICE_PLUGIN_DEPLOY_LABEL: "false", GFD_DEPLOY_LABEL: "false"}
 
 
 def cluster_document(node_devices, products, feature_gates, kubernetes_gates):

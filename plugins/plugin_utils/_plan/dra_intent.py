@@ -13,14 +13,16 @@ import re
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.driver_support import BRANCH_VARIABLE
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import excerpt
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import (
+    DEVICE_PLUGIN_ALLOCATION as DEVICE_PLUGIN,
+)
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import DRA_ALLOCATION as DRA
+from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import GPU_ALLOCATIONS as ALLOCATIONS
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan import dra_gates
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.documents import canonical_json
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError, hosts_text, split_path
 
 VARIABLE = "gpuops_gpu_allocation"
-DEVICE_PLUGIN = "device_plugin"
-DRA = "dra"
-ALLOCATIONS = (DEVICE_PLUGIN, DRA)
 KUBERNETES_VARIABLE = "rke2_version"
 # resource.k8s.io/v1 is GA from 1.34; the driver asks for 1.34.2 for GPU allocation.
 MIN_KUBERNETES = (1, 34, 2)
