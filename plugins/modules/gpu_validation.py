@@ -93,9 +93,12 @@ options:
       - C(dra) needs no pod; on each DRA node it compares the ResourceSlices of the plan's driver, pool named after
         the node, newest generation, with the plan's devices, GPU by GPU (which minor number holds which GPU index
         is not checked), and names the node and GPU that differ.
-      - A DRA node advertises no device-plugin resource, so C(smoke), C(cuda) and C(sharing) run no pod there; the
-        pod checks of a DRA node (a pod per device class through a ResourceClaimTemplate, shared claims) are not in
-        this version, and the module warns so.
+      - On a DRA node the pods ask through claims instead of resource limits. C(smoke) runs one pod per DeviceClass
+        (and MIG profile) the plan's devices belong to (C(gpu.nvidia.com), C(mig.nvidia.com)), each with a
+        ResourceClaimTemplate for one device pinned by a CEL selector to the uuid of a device the node publishes;
+        the pod must see exactly that device. C(cuda) runs its sample the same way. C(sharing) runs 3 pods that
+        share one ResourceClaim for one whole GPU (the driver's default sharing, time-slicing); all must see that
+        GPU at the same time.
     type: list
     elements: str
     choices: [capacity, dra, smoke, cuda, sharing]
@@ -463,13 +466,6 @@ def run_module(module, run_id=None):
     if problems:
         module.fail_json(msg="; ".join(problems), run_id=run_id)
     settings = settings_from(params)
-    for target in target_list:
-        if target.dra is not None:
-            module.warn(
-                f"{target.host}: offers its GPUs through DRA: only its published devices are compared with the plan "
-                "(check dra); the pod checks of a DRA node (a pod per device class through a ResourceClaimTemplate, "
-                "shared claims) are not in this version"
-            )
     if module.check_mode:
         module.exit_json(changed=False, run_id=run_id, planned=planned_checks(target_list, settings, run_id))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ansible_collections.gpuops.cluster.plugins.plugin_utils import gpu_sharing, memory_sharing
+from ansible_collections.gpuops.cluster.plugins.plugin_utils import dra_driver, gpu_sharing, memory_sharing
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.errors import IntentError
 
 VARIABLE = "gpuops_node"
@@ -181,8 +181,8 @@ def node_changes(capacity, host, node_object, mig_change="", node_name=None):
 
     CAPACITY: the plan's capacity; NODE_OBJECT: the host's Node; MIG_CHANGE: what the mig role's plan would
     change on the host ("" when nothing, or when the GPU Operator applies MIG: its label shows then). The labels
-    the gpu_sharing and gpu_memory_sharing roles would patch and the resources the node advertises against the
-    plan are compared as those roles compare them.
+    the gpu_sharing, dra_driver and gpu_memory_sharing roles would patch and the resources the node advertises
+    against the plan are compared as those roles compare them.
     """
     planned = (capacity.get("nodes") or {}).get(host)
     if planned is None or node_object is None:
@@ -195,6 +195,8 @@ def node_changes(capacity, host, node_object, mig_change="", node_name=None):
     for patch in gpu_sharing.node_changes(only, [renamed])["patches"]:
         labels.update(patch["labels"])
     for patch in memory_sharing.node_changes(only, [node_object], {host: name})["patches"]:
+        labels.update(patch["labels"])
+    for patch in dra_driver.node_changes(only, [node_object], {host: name})["patches"]:
         labels.update(patch["labels"])
     if labels:
         changes.append(

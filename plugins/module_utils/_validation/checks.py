@@ -6,14 +6,17 @@
 capacity: no pod; the node's allocatable is compared with the plan.
 dra:      no pod; on a node that offers its GPUs through NVIDIA's DRA driver, its published ResourceSlices are
           compared with the plan's dra.json (dra_slices.py).
-smoke:    per node and planned GPU resource, one pod with one unit that lists its devices.
-cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample.
+smoke:    per node and planned GPU resource, one pod with one unit that lists its devices. DRA nodes: one pod per
+          DeviceClass (and MIG profile) the node offers, each with its own claim (dra_claims.py).
+cuda:     per node, one pod with one unit of the node's first GPU resource that runs a CUDA sample; on a DRA node
+          with a claim for its first kind of device.
 sharing:  per node and time-sliced or MPS resource (replicas R > 1), one pod per advertised unit, all at once,
           up to a cap, which then shows whether R pods share each physical device.
           Memory-shared nodes: as their backend splits a unit (module_utils/_sharing). HAMi nodes: one pod per
           advertised unit (split per GPU), each with 1/split of a GPU's memory, so that `split` pods share each
           GPU. gpushare nodes: N pods of (GiB of one GPU // N) GiB, N the GiB of one GPU up to the cap, which
-          gpushare's extender packs onto one GPU.
+          gpushare's extender packs onto one GPU. DRA nodes with whole GPUs: dra_claims.SHARED_CLAIM_PODS pods that
+          share one ResourceClaim, which must put them all on one GPU.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names imp
     GPU_ALLOCATIONS,
 )
 from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import dra_claims
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.errors import ValidationInputError
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.expectations import (
     DeviceExpectation,
@@ -163,20 +167,23 @@ def _gpu_resources(target):
     return sorted(resource for resource in planned if resource not in unallocatable)
 
 
+def _expectations(target):
+    """What one smoke pod of TARGET asks for, one per planned resource or, on a DRA node, per DeviceClass."""
+    if target.dra is not None:
+        return dra_claims.smoke_expectations(target)
+    return [expectation(target.plan, resource) for resource in _gpu_resources(target)]
+
+
 def smoke_probes(target_list):
-    return [
-        Probe(SMOKE, target, expectation(target.plan, resource))
-        for target in target_list
-        for resource in _gpu_resources(target)
-    ]
+    return [Probe(SMOKE, target, expect) for target in target_list for expect in _expectations(target)]
 
 
 def cuda_probes(target_list):
     probes = []
     for target in target_list:
-        resources = _gpu_resources(target)
-        if resources:
-            probes.append(Probe(CUDA, target, expectation(target.plan, resources[0])))
+        expectations = _expectations(target)
+        if expectations:
+            probes.append(Probe(CUDA, target, expectations[0]))
     return probes
 
 
@@ -184,6 +191,12 @@ def sharing_groups(target_list, max_pods):
     """One SharingGroup per node and shared resource; at most MAX_PODS pods per group."""
     groups = []
     for target in target_list:
+        if target.dra is not None:
+            shared = dra_claims.shared_expectation(target)
+            if shared is not None:
+                probes = tuple(Probe(SHARING, target, shared, index) for index in range(shared.replicas))
+                groups.append(SharingGroup(target, shared, probes, shared.replicas))
+            continue
         for resource in _gpu_resources(target):
             expect = expectation(target.plan, resource)
             backend = registry.get(expect.backend)

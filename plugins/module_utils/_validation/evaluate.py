@@ -68,6 +68,9 @@ def smoke(expect, outcome):
     wrong = [gpu.name for gpu in listing.gpus if not products_match(expect.product, gpu.name)]
     if wrong:
         problems.append(f"product {', '.join(sorted(set(wrong)))}")
+    # A DRA claim is pinned to one published device: the pod must see that one, not another of the node's.
+    if expect.uuid and not problems and devices != [expect.uuid]:
+        problems.append(f"device {', '.join(devices) or 'none'}")
     if problems:
         return Verdict(
             False,

@@ -102,6 +102,25 @@ class KubeApi:
         )
         return found.get("items") or []
 
+    def create_claim_object(self, namespace, manifest):
+        """A ResourceClaimTemplate or ResourceClaim (resource.k8s.io/v1) of a validation pod."""
+        kind, name = manifest["kind"], manifest["metadata"]["name"]
+        create = {
+            "ResourceClaimTemplate": self.resource.create_namespaced_resource_claim_template,
+            "ResourceClaim": self.resource.create_namespaced_resource_claim,
+        }[kind]
+        self._call(f"create {kind} {namespace}/{name}", create, namespace, manifest)
+
+    def delete_claim_objects(self, namespace, label_selector):
+        """The ResourceClaimTemplates and ResourceClaims of LABEL_SELECTOR."""
+        for kind, delete in (
+            ("ResourceClaimTemplates", self.resource.delete_collection_namespaced_resource_claim_template),
+            ("ResourceClaims", self.resource.delete_collection_namespaced_resource_claim),
+        ):
+            self._call(
+                f"delete {kind} {label_selector} in {namespace}", delete, namespace, label_selector=label_selector
+            )
+
     def create_job(self, namespace, manifest):
         name = manifest["metadata"]["name"]
         self._call(f"create Job {namespace}/{name}", self.batch.create_namespaced_job, namespace, manifest)

@@ -9,7 +9,8 @@ count). The command's output and exit code come back as the container's terminat
 
 On memory-shared nodes the pods ask what the sharing scheduler reads, as the node's backend says
 (module_utils/_sharing): HAMi's pods go to HAMi's scheduler, and its sharing pods add their nvidia.com/gpumem
-slice; gpushare's pods ask for aliyun.com/gpu-mem in GiB.
+slice; gpushare's pods ask for aliyun.com/gpu-mem in GiB. On DRA nodes they ask through a claim instead of a limit
+(dra_claims.py): a ResourceClaimTemplate of the Job's name, or for the sharing check one ResourceClaim per group.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 
 # As sharing_backends: `registry` here is the image registry of the pods.
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.kube_names import FULL_GPU_RESOURCE
 from ansible_collections.gpuops.cluster.plugins.module_utils._sharing import registry as sharing_backends
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import dra_claims
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import CUDA, SHARING
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "gpuops.cluster")
@@ -87,6 +89,14 @@ class PodSettings:
 def _backend(probe):
     """The memory-sharing backend of PROBE's node, or None."""
     return sharing_backends.get(probe.expect.backend)
+
+
+def claim_ref(run_id, probe):
+    """("template" or "claim", name) of the claim object a DRA probe's pod uses: its own ResourceClaimTemplate, or
+    the ResourceClaim its sharing group shares (named after the group's first pod)."""
+    if probe.check == SHARING:
+        return "claim", job_name(run_id, replace(probe, index=0)) + "-shared"
+    return "template", job_name(run_id, probe)
 
 
 def pod_limits(probe, settings: PodSettings):
@@ -164,6 +174,12 @@ def selector(values):
 LEFTOVER_SELECTOR = selector(dict([MANAGED_BY, COMPONENT]))
 
 
+def _resources(probe, settings):
+    if probe.expect.device_class:
+        return {"claims": [{"name": dra_claims.CLAIM_NAME}]}
+    return {"limits": pod_limits(probe, settings)}
+
+
 def job_manifest(run_id, probe, namespace, settings: PodSettings):
     name = job_name(run_id, probe)
     object_labels = labels(run_id, probe.check, name)
@@ -191,12 +207,14 @@ def job_manifest(run_id, probe, namespace, settings: PodSettings):
                 "image": mirrored_image(image, settings.registry),
                 "imagePullPolicy": settings.image_pull_policy,
                 "command": wrapped_command(command, hold),
-                "resources": {"limits": pod_limits(probe, settings)},
+                "resources": _resources(probe, settings),
                 "terminationMessagePath": TERMINATION_LOG,
                 "terminationMessagePolicy": "File",
             }
         ],
     }
+    if probe.expect.device_class:
+        pod_spec["resourceClaims"] = [dra_claims.pod_claim(*claim_ref(run_id, probe))]
     if scheduler_name(probe, settings):
         pod_spec["schedulerName"] = scheduler_name(probe, settings)
     if settings.runtime_class_name:

@@ -5,16 +5,17 @@
 pod again, also on failure, timeout and error.
 
 API is any object with the methods of _validation.kube.KubeApi (namespace_exists, create_namespace, list_nodes,
-create_job, list_jobs, list_pods, delete_jobs, delete_pods), each taking and returning plain dicts.
+create_job, list_jobs, list_pods, delete_jobs, delete_pods; where a node offers its GPUs through DRA also
+list_resource_slices, create_claim_object, delete_claim_objects), each taking and returning plain dicts.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ansible_collections.gpuops.cluster.plugins.module_utils._gpu.errors import GpuopsError
-from ansible_collections.gpuops.cluster.plugins.module_utils._validation import dra_slices, evaluate
+from ansible_collections.gpuops.cluster.plugins.module_utils._validation import dra_claims, dra_slices, evaluate
 from ansible_collections.gpuops.cluster.plugins.module_utils._validation.checks import (
     CAPACITY,
     CHECKS,
@@ -33,6 +34,7 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.manifes
     LEFTOVER_SELECTOR,
     MANAGED_BY,
     PodSettings,
+    claim_ref,
     describe_command,
     job_manifest,
     job_name,
@@ -106,8 +108,8 @@ def planned_checks(targets, settings, run_id):
             first = probes[0]
             manifests = [job_manifest(run_id, probe, settings.namespace, settings.pods) for probe in probes]
             pod_spec = manifests[0]["spec"]["template"]["spec"]
-            limits = pod_spec["containers"][0]["resources"]["limits"]
-            asks = ", ".join(f"{name}: {value}" for name, value in limits.items())
+            limits = pod_spec["containers"][0]["resources"].get("limits") or {}
+            asks = ", ".join(f"{name}: {value}" for name, value in limits.items()) or dra_claims.describe(first.expect)
             entry = {
                 "summary": f"{check} on {first.target.node}, {first.expect.resource}: {len(probes)} pod(s), "
                 f"each asking {asks} and expecting {first.expect.describe()}",
@@ -136,6 +138,9 @@ class ValidationRun:
         self.api, self.targets, self.settings, self.run_id = api, targets, settings, run_id
         self.monotonic, self.sleep = monotonic or time.monotonic, sleep or time.sleep
         self.cleanup_problems = []
+        # Claims are made and removed only where a node offers its GPUs through DRA: other clusters may lack the API.
+        self.uses_dra = any(target.dra is not None for target in targets)
+        self._published = None
 
     @property
     def namespace(self):
@@ -173,19 +178,34 @@ class ValidationRun:
             }
         )
 
+    def _published_devices(self):
+        """{node: its devices in the newest generation of its pool} of every DRA node, from one list of each
+        driver's ResourceSlices, read once per run."""
+        if self._published is None:
+            dra_targets = [target for target in self.targets if target.dra is not None]
+            slices = {
+                driver: self.api.list_resource_slices(driver)
+                for driver in sorted({target.dra["driver"] for target in dra_targets})
+            }
+            self._published = {
+                target.node: dra_slices.published_devices(
+                    slices[target.dra["driver"]], target.dra["driver"], target.node
+                )
+                for target in dra_targets
+            }
+        return self._published
+
     def _dra(self):
-        """Each DRA node's published devices against the plan's, from one list of the driver's ResourceSlices."""
+        """Each DRA node's published devices against the plan's."""
         dra_targets = [target for target in self.targets if target.dra is not None]
         if not dra_targets:
             return []
         start = self.monotonic()
-        slices = {}
-        for driver in sorted({target.dra["driver"] for target in dra_targets}):
-            slices[driver] = self.api.list_resource_slices(driver)
+        published_by_node = self._published_devices()
         results = []
         for target in dra_targets:
             driver = target.dra["driver"]
-            published = dra_slices.published_devices(slices[driver], driver, target.node)
+            published = published_by_node[target.node]
             lines = dra_slices.node_differences(target.node, target.dra["devices"], published)
             names = sorted(device["name"] for device in published)
             if lines:
@@ -194,6 +214,46 @@ class ValidationRun:
                 verdict = evaluate.Verdict(True, f"{len(names)} devices published as planned", names)
             results.append(result(DRA, target, driver, verdict, self.monotonic() - start))
         return results
+
+    def _pin(self, check, groups):
+        """GROUPS with every DRA probe pinned to a device its node publishes, and the results of the groups whose
+        node publishes no device of the kind they claim (no pod is made for those)."""
+        kept, refused = [], []
+        for probes, group in groups:
+            expect = probes[0].expect
+            if not expect.device_class:
+                kept.append((probes, group))
+                continue
+            target = probes[0].target
+            chosen = dra_claims.pinned(expect, self._published_devices().get(target.node))
+            if chosen is None:
+                verdict = evaluate.Verdict(
+                    False,
+                    f"{target.node} publishes no device of DeviceClass {expect.device_class} that is "
+                    f"{expect.describe()} (see the dra check)",
+                )
+                refused.append(result(check, target, expect.resource, verdict, 0.0))
+                continue
+            probes = tuple(replace(probe, expect=chosen) for probe in probes)
+            kept.append((probes, replace(group, expect=chosen, probes=probes) if group is not None else None))
+        return kept, refused
+
+    def _create_claims(self, probes):
+        """The claim objects of PROBES' pods: a template per pod, one shared claim per sharing group."""
+        made = set()
+        for probe in probes:
+            if not probe.expect.device_class:
+                continue
+            kind, name = claim_ref(self.run_id, probe)
+            if name in made:
+                continue
+            driver = probe.target.dra["driver"]
+            object_labels = labels(self.run_id, probe.check)
+            self.api.create_claim_object(
+                self.namespace,
+                dra_claims.claim_object(kind, name, self.namespace, object_labels, probe.expect, driver),
+            )
+            made.add(name)
 
     def _capacity(self):
         start = self.monotonic()
@@ -210,13 +270,14 @@ class ValidationRun:
         return results
 
     def _pods(self, check):
-        groups = _groups(check, self.targets, self.settings)
+        groups, refused = self._pin(check, _groups(check, self.targets, self.settings))
         if not groups:
-            return []
+            return refused
         check_selector = selector(labels(self.run_id, check))
         start = self.monotonic()
         try:
             for probes, _group in groups:
+                self._create_claims(probes)
                 for probe in probes:
                     self.api.create_job(
                         self.namespace, job_manifest(self.run_id, probe, self.namespace, self.settings.pods)
@@ -225,7 +286,7 @@ class ValidationRun:
             outcomes, seconds = self._wait(names, check_selector, start)
         finally:
             self._remove(check_selector)
-        return [self._judge(check, probes, group, outcomes, seconds) for probes, group in groups]
+        return refused + [self._judge(check, probes, group, outcomes, seconds) for probes, group in groups]
 
     def _wait(self, names, check_selector, start):
         """{job name: Outcome} and {job name: seconds until finished}, polling until all finished or the deadline."""
@@ -289,6 +350,9 @@ class ValidationRun:
             left += pods
             now = self.monotonic()
             if not left:
+                if self.uses_dra:
+                    # Once no pod uses them: the claims made from templates go with their pods.
+                    self.api.delete_claim_objects(self.namespace, what)
                 return
             if pods and not forced and now - start >= self.settings.cleanup_timeout / 2:
                 # A pod bound to a node whose kubelet is gone never confirms its deletion: remove it from the

@@ -26,6 +26,7 @@ STAGES = {
     "mig.yml": "mig",
     "cluster.yml": "rke2",
     "gpu_operator.yml": "gpu_operator",
+    "dra_driver.yml": "dra_driver",
     "gpu_memory_sharing.yml": "gpu_memory_sharing",
     "gpu_sharing.yml": "gpu_sharing",
 }
@@ -61,7 +62,7 @@ def test_each_stage_playbook_has_its_tag_and_plans_always(run_playbook, playbook
     listing = _ok(run_playbook(playbook, EXAMPLE, "--list-tags"))
     tags = _tags(listing)
     assert any(tag in task_tags for task_tags in tags.values()), listing
-    if playbook not in ("gpu_operator.yml", "gpu_memory_sharing.yml", "gpu_sharing.yml"):
+    if playbook not in ("gpu_operator.yml", "dra_driver.yml", "gpu_memory_sharing.yml", "gpu_sharing.yml"):
         assert {"plan", "always"} <= tags["Plan the GPU cluster"], listing
 
 

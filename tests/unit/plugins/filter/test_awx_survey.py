@@ -377,6 +377,8 @@ EXPECTED_VARIABLES = {
         "gpu_operator_wait_timeout",
         "gpuops_awx_gpu_operator_chart_version",
         "gpuops_awx_gpu_operator_image_registry",
+        "dra_driver_wait_timeout",
+        "gpuops_awx_dra_driver_chart_version",
         "gpu_memory_sharing_capacity_timeout",
         "gpuops_awx_gpu_memory_sharing_hami_chart_version",
         "gpu_sharing_capacity_timeout",

@@ -1,17 +1,22 @@
 # Copyright: (c) 2026, gpuops.cluster contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A test double of the kubernetes client's CoreV1Api and BatchV1Api for the gpu_validation run loop.
+"""A test double of the kubernetes client's CoreV1Api, BatchV1Api and ResourceV1Api for the gpu_validation run loop.
 
 It keeps Nodes, Jobs and pods in memory. A Job gets its pod when the pods are next listed; the pod's fate is
 decided by the node: which device of the requested resource it is given (time-sliced devices go round-robin
-until every replica is taken) and what the command prints, in `nvidia-smi -L`'s recorded format.
+until every replica is taken) and what the command prints, in `nvidia-smi -L`'s recorded format. A pod that asks
+through a DRA claim gets the published device whose uuid the claim's CEL selector names, as the kube-scheduler
+would allocate it (FakeResource holds the ResourceSlices and the claim objects).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
+
+_PINNED_UUID = re.compile(r'\.uuid == "([^"]+)"')
 
 # The vectorAdd sample's output recorded in ../shared/seeds/002_76a4f94e83636ced.txt, lines 340-345.
 VECTOR_ADD_PASSED = (
@@ -88,6 +93,27 @@ class FakeCluster:
         self.stuck_pods = None
         self.core = FakeCore(self)
         self.batch = FakeBatch(self)
+        self.resource = FakeResource(self)
+
+    def _claimed(self, entry):
+        """What a pod sees through its claim ENTRY: the published device its claim's selector pins, or nothing."""
+        if "resourceClaimTemplateName" in entry:
+            found = self.resource.objects.get(("ResourceClaimTemplate", entry["resourceClaimTemplateName"]))
+            spec = (found or {}).get("spec", {}).get("spec")
+        else:
+            spec = (self.resource.objects.get(("ResourceClaim", entry["resourceClaimName"])) or {}).get("spec")
+        if spec is None:
+            return None
+        expression = spec["devices"]["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"]
+        uuid = _PINNED_UUID.search(expression).group(1)
+        for device in self.resource.devices():
+            attributes = {name: value.get("string") for name, value in device.get("attributes", {}).items()}
+            if attributes.get("uuid") != uuid:
+                continue
+            if attributes.get("type") == "mig":
+                return (attributes["productName"], attributes["parentUUID"], attributes["profile"], uuid)
+            return (attributes["productName"], uuid, None, None)
+        return None
 
     def _make_pods(self):
         for name, job in self.jobs.items():
@@ -122,10 +148,27 @@ class FakeCluster:
                 }
                 continue
             container = spec["containers"][0]
-            # The one limit the node has devices for (HAMi's sharing pods add nvidia.com/gpumem, which only its
-            # scheduler reads).
-            (resource,) = [name for name in container["resources"]["limits"] if name in node.devices]
-            gpu_name, gpu_uuid, profile, mig_uuid = node.allocate(resource)
+            if spec.get("resourceClaims"):
+                claimed = self._claimed(spec["resourceClaims"][0])
+                if claimed is None:
+                    pod["status"] = {
+                        "phase": "Pending",
+                        "conditions": [
+                            {
+                                "type": "PodScheduled",
+                                "status": "False",
+                                "reason": "Unschedulable",
+                                "message": "0/1 nodes are available: cannot allocate all claims",
+                            }
+                        ],
+                    }
+                    continue
+                gpu_name, gpu_uuid, profile, mig_uuid = claimed
+            else:
+                # The one limit the node has devices for (HAMi's sharing pods add nvidia.com/gpumem, which only its
+                # scheduler reads).
+                (resource,) = [name for name in container["resources"]["limits"] if name in node.devices]
+                gpu_name, gpu_uuid, profile, mig_uuid = node.allocate(resource)
             seen = [(gpu_name, gpu_uuid, [(profile, mig_uuid)] if profile else [])]
             exit_code, message = node.run(container["command"][2], seen)
             pod["spec"]["nodeName"] = node.name
@@ -228,3 +271,50 @@ class FakeBatch:
             if job["metadata"]["namespace"] == namespace and self.cluster.matches(job, label_selector):
                 del self.cluster.jobs[name]
         return {}
+
+
+class FakeResource:
+    """resource.k8s.io/v1: ResourceSlices listed by driver, and the claim objects the validation creates."""
+
+    def __init__(self, cluster, slices=()):
+        self.cluster, self.slices = cluster, list(slices)
+        self.objects = {}
+        self.calls = []
+
+    def devices(self):
+        return [device for item in self.slices for device in item["spec"].get("devices") or ()]
+
+    def list_resource_slice(self, field_selector=""):
+        self.calls.append(field_selector)
+        driver = field_selector.removeprefix("spec.driver=")
+        return {"items": [item for item in self.slices if item["spec"]["driver"] == driver]}
+
+    def _create(self, namespace, body):
+        self.calls.append(("create", body["kind"], body["metadata"]["name"]))
+        if namespace not in self.cluster.namespaces:
+            raise FakeApiException(404, f'namespaces "{namespace}" not found')
+        self.objects[(body["kind"], body["metadata"]["name"])] = copy.deepcopy(body)
+        return body
+
+    def create_namespaced_resource_claim_template(self, namespace, body):
+        return self._create(namespace, body)
+
+    def create_namespaced_resource_claim(self, namespace, body):
+        return self._create(namespace, body)
+
+    def _delete(self, kind, namespace, label_selector):
+        self.calls.append(("delete", kind, label_selector))
+        for key, found in list(self.objects.items()):
+            if (
+                key[0] == kind
+                and found["metadata"]["namespace"] == namespace
+                and self.cluster.matches(found, label_selector)
+            ):
+                del self.objects[key]
+        return {}
+
+    def delete_collection_namespaced_resource_claim_template(self, namespace, label_selector=""):
+        return self._delete("ResourceClaimTemplate", namespace, label_selector)
+
+    def delete_collection_namespaced_resource_claim(self, namespace, label_selector=""):
+        return self._delete("ResourceClaim", namespace, label_selector)

@@ -194,6 +194,38 @@ def test_a_hami_split_change_shows_in_the_capacity():
     assert any(change.startswith("capacity: gpu-07: nvidia.com/gpu planned 6, advertised 4") for change in changes)
 
 
+L4_DRA = {
+    "labels": {
+        "gpuops.cluster/gpu-allocation": "dra",
+        "nvidia.com/gpu.deploy.device-plugin": "false",
+        "nvidia.com/gpu.deploy.gpu-feature-discovery": "false",
+    },
+    "resources": {},
+    "gpu_allocation": "dra",
+}
+
+
+def test_a_node_moving_to_dra_gets_the_labels_and_stops_advertising():
+    capacity = {"nodes": {"gpu-07": L4_DRA}}
+    node = _gpu_node({"nvidia.com/device-plugin.config": "ts-3"}, 6)
+    changes = day2.node_changes(capacity, "gpu-07", node)
+    assert changes[0] == (
+        "labels: nvidia.com/device-plugin.config=(removed), gpuops.cluster/gpu-allocation=dra, "
+        "nvidia.com/gpu.deploy.device-plugin=false, nvidia.com/gpu.deploy.gpu-feature-discovery=false"
+    )
+    assert "capacity: gpu-07: nvidia.com/gpu planned 0, advertised 6" in changes
+
+
+def test_a_node_moving_back_from_dra_loses_the_labels():
+    capacity = {"nodes": {"gpu-07": L4_TIME_SLICED}}
+    node = _gpu_node(L4_DRA["labels"], 0)
+    changes = day2.node_changes(capacity, "gpu-07", node)
+    assert changes[0] == (
+        "labels: nvidia.com/device-plugin.config=ts-3, gpuops.cluster/gpu-allocation=(removed), "
+        "nvidia.com/gpu.deploy.device-plugin=(removed), nvidia.com/gpu.deploy.gpu-feature-discovery=(removed)"
+    )
+
+
 def test_a_mig_change_comes_first():
     capacity = {"nodes": {"gpu-07": L4_TIME_SLICED}}
     node = _gpu_node({"nvidia.com/device-plugin.config": "ts-3"}, 6)
