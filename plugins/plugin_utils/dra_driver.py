@@ -21,7 +21,6 @@ from ansible_collections.gpuops.cluster.plugins.module_utils._validation.dra_sli
 from ansible_collections.gpuops.cluster.plugins.plugin_utils._plan.dra import node_labels
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_operator_values import merge_values
 
-STATES = ("auto", "present", "absent")
 # The labels the role sets on a DRA node (the plan's capacity.json writes the same), and removes from a node that
 # carried GPU_ALLOCATION_LABEL=dra and that the plan no longer makes one.
 DRA_LABELS = tuple(sorted(node_labels()))

@@ -86,7 +86,7 @@ def pinned(expect, published):
             continue
         uuid = _attribute(device, "uuid")
         if uuid:
-            return replace(expect, uuid=uuid, device_name=str(device.get("name")))
+            return replace(expect, uuid=uuid)
     return None
 
 
@@ -131,6 +131,5 @@ def pod_claim(kind, name):
 
 
 def describe(expect):
-    """What a DRA probe asks for, for check mode and reports."""
-    pinned_to = f" pinned to {expect.device_name} ({expect.uuid})" if expect.uuid else ""
-    return f"a claim for one device of DeviceClass {expect.device_class}{pinned_to}"
+    """What a DRA probe asks for, in check mode (before any device is pinned)."""
+    return f"a claim for one device of DeviceClass {expect.device_class}"

@@ -50,11 +50,10 @@ class DeviceExpectation:
     backend: str | None = None
     slice_resource: str | None = None
     slice_size: int = 0
-    # DRA nodes (dra_claims.py): the DeviceClass a claim asks one device of (then RESOURCE is its name), and the
-    # published device the claim is pinned to, by uuid and name, once the run has read the node's ResourceSlices.
+    # DRA nodes (dra_claims.py): the DeviceClass a claim asks one device of (then RESOURCE is its name), and the uuid
+    # of the published device the claim is pinned to, once the run has read the node's ResourceSlices.
     device_class: str | None = None
     uuid: str | None = None
-    device_name: str | None = None
 
     def describe(self):
         device = f"one MIG {self.mig_profile} device" if self.kind == KIND_MIG else "one GPU and no MIG device"
