@@ -149,3 +149,21 @@ def test_kubernetes_stages_preview_a_new_site_in_check_mode_and_fail_for_real(ru
     real = run_playbook(playbook, EXAMPLE, *options)
     assert real.returncode != 0
     assert f"{kubeconfig} does not exist on the controller" in " ".join(real.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        pytest.param("gpuops_serial=0%", "gpuops_serial='0%' is invalid", id="serial"),
+        pytest.param("gpuops_max_fail_percentage=150", "gpuops_max_fail_percentage='150' is invalid", id="max-fail"),
+    ],
+)
+def test_a_bad_batch_setting_stops_the_host_stage_before_any_host(
+    run_playbook, example_inventory, tmp_path, extra, message
+):
+    ran = run_playbook("gpu_hosts.yml", example_inventory, "-e", f"gpuops_plan_dir={tmp_path / 'plan'} {extra}")
+
+    assert ran.returncode != 0
+    assert message in ran.stdout + ran.stderr
+    assert "PLAY [Prepare the GPU hosts]" not in ran.stdout
+    assert "TASK [gpuops.cluster.nvidia_driver" not in ran.stdout
