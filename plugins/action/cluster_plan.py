@@ -316,7 +316,8 @@ def _earlier_plan(earlier, inputs):
     if not isinstance(earlier, Mapping) or earlier.get("failed") or plain(earlier.get("inputs")) != inputs:
         return None
     kept = ("dest", "files", "capacity", "scheduler_extenders", "dra", "documents", "table", "inputs")
-    return {**{key: plain(earlier[key]) for key in kept if key in earlier}, "changed": False, "changed_files": []}
+    kept_plan = {key: plain(earlier[key]) for key in kept if key in earlier}
+    return {**kept_plan, "changed": False, "changed_files": [], "reused": True}
 
 
 class ActionModule(ActionBase):
@@ -454,6 +455,7 @@ class ActionModule(ActionBase):
                 }
         outcome = {
             "changed": bool(changed_files),
+            "reused": False,
             "dest": dest,
             "files": [os.path.join(dest, name) for name in files],
             "changed_files": changed_files,

@@ -126,6 +126,13 @@ changed_files:
   returned: success
   type: list
   elements: str
+reused:
+  description:
+    - True where the plan this run computed already from the same inputs (C(gpuops_plan), kept by
+      C(playbooks/plan.yml)) was handed back without a second computation; false where it was computed.
+  returned: success
+  type: bool
+  sample: true
 capacity:
   description: Content of capacity.json.
   returned: success

@@ -223,6 +223,8 @@ def test_a_later_plan_of_the_same_inputs_reuses_the_runs_plan(run_playbook, tmp_
       ansible.builtin.assert:
         that:
           - again is not changed
+          - again.reused
+          - not elsewhere.reused
           - again.capacity == gpuops_plan.capacity
           - again.documents == gpuops_plan.documents
           - again.inputs.settings.namespace == 'gpu-operator'
