@@ -179,7 +179,7 @@ ee: $(VENV)/.test
 molecule: $(VENV)/.test collection
 	tests/testbed/run-scenarios $(if $(SCENARIO),$(SCENARIO),$(filter $(SCENARIOS),$(LONGEST_SCENARIOS)) $(filter-out $(LONGEST_SCENARIOS),$(SCENARIOS)))
 
-# Not part of `make test`: the benchmarks take about 40 minutes (docs/speed.md). The site bench runs molecule.
+# Not part of `make test`: about 15 minutes where the test bed is built (docs/speed.md). The site bench runs molecule.
 BENCH_OUTPUT := tests/output/bench
 bench: $(VENV)/.test collection
 	$(BIN)/python tests/bench/plan_bench.py --json $(BENCH_OUTPUT)/plan.json
