@@ -35,12 +35,14 @@ def source(vars_file, name, branch, flavour):
         "ansible_facts": FACTS,
         "nvidia_driver_branch": branch,
         "__nvidia_driver_flavour": flavour,
-        "__nvidia_driver_source_name": name,
+        "nvidia_driver_source": name,
         "nvidia_driver_nvidia_repo_base_url": "https://developer.download.nvidia.com/compute/cuda/repos",
         "nvidia_driver_debian_mirror": "http://deb.debian.org/debian",
         "nvidia_driver_debian_security_mirror": "http://deb.debian.org/debian-security",
     }
-    return Templar(loader=loader, variables=variables).template(trust_as_template("{{ __nvidia_driver_source }}"))
+    # preflight.yml keeps this as the fact __nvidia_driver_source.
+    chosen = trust_as_template("{{ __nvidia_driver_sources[__nvidia_driver_source_choice] }}")
+    return Templar(loader=loader, variables=variables).template(chosen)
 
 
 @pytest.mark.parametrize(
