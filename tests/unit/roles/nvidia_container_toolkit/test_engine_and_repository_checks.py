@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The toolkit's first read answers whether the runtime's engine is installed and whether NVIDIA's repository
-answers; repository.yml then stops, before any change, on the first problem (run on the controller, a local
-connection, with a closed port of the controller for the repository)."""
+answers; checks.yml then stops, before any change, on the first problem (run on the controller, a local connection,
+with a closed port of the controller for the repository)."""
 
 import json
 import sys
@@ -24,6 +24,7 @@ PLAYBOOK = [
         "tasks": [
             {"ansible.builtin.include_role": {"name": ROLE, "tasks_from": "preflight.yml"}},
             {"ansible.builtin.include_role": {"name": ROLE, "tasks_from": "repository.yml"}},
+            {"ansible.builtin.include_role": {"name": ROLE, "tasks_from": "checks.yml"}},
         ],
     }
 ]
