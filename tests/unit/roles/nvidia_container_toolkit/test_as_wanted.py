@@ -26,6 +26,7 @@ PLAYBOOK = [
                 "ansible.builtin.set_fact": {
                     "__nvidia_container_toolkit_repo_todo": {"folder": False, "key": False, "source": False},
                     "__nvidia_container_toolkit_at_version": True,
+                    "__nvidia_container_toolkit_repo_error": "http://127.0.0.1:9/libnvidia-container/stable: no answer",
                 },
             },
             {"ansible.builtin.debug": {"msg": "converged={{ __nvidia_container_toolkit_converged }}"}},
