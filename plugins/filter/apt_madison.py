@@ -46,5 +46,4 @@ class FilterModule:
     def filters(self):
         return {
             "apt_madison_versions": apt_madison_versions,
-            "apt_madison_common_versions": apt_madison_common_versions,
         }

@@ -78,4 +78,4 @@ def test_input_that_is_not_lines_is_refused():
 
 
 def test_filters_are_registered():
-    assert set(FilterModule().filters()) == {"apt_madison_versions", "apt_madison_common_versions"}
+    assert set(FilterModule().filters()) == {"apt_madison_versions"}

@@ -32,4 +32,10 @@ def test_nvidia_runtime_state(configured, ctk_present, check_mode, install_chang
 
 
 def test_filter_is_registered():
-    assert set(FilterModule().filters()) == {"nvidia_runtime_state", "cdi_refresh_state"}
+    assert set(FilterModule().filters()) == {
+        "nvidia_runtime_state",
+        "nvidia_container_toolkit_first_read",
+        "nvidia_container_toolkit_installed",
+        "nvidia_container_toolkit_status",
+        "nvidia_container_toolkit_cdi_state",
+    }

@@ -128,7 +128,8 @@ def test_deb822_sources_without_a_header_and_a_bad_source():
 def test_filters_are_registered():
     assert set(FilterModule().filters()) == {
         "deb822_sources",
-        "nvidia_driver_flavour",
         "nvidia_driver_flavour_fits",
-        "nvidia_driver_load_blocker",
+        "nvidia_driver_first_read",
+        "nvidia_driver_chosen_version",
+        "nvidia_driver_load",
     }

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from ansible_collections.gpuops.cluster.plugins.filter.nvidia_driver import nvidia_driver_flavour_packages
 
 VARS = pathlib.Path(__file__).resolve().parents[4] / "roles" / "nvidia_driver" / "vars"
 FACTS = {"kernel": "6.8.0-45-generic", "architecture": "x86_64"}
@@ -27,14 +28,14 @@ def trusted(value):
     return trust_as_template(value) if isinstance(value, str) else value
 
 
-def source(vars_file, name, branch, flavour):
+def source(vars_file, name, branch):
+    """The source preflight.yml keeps as a fact: before the read decides the flavour, so templated without it."""
     loader = DataLoader()
     variables = {
         **trusted(yaml.safe_load((VARS / "main.yml").read_text(encoding="utf-8"))),
         **trusted(yaml.safe_load((VARS / vars_file).read_text(encoding="utf-8"))),
         "ansible_facts": FACTS,
         "nvidia_driver_branch": branch,
-        "__nvidia_driver_flavour": flavour,
         "nvidia_driver_source": name,
         "nvidia_driver_nvidia_repo_base_url": "https://developer.download.nvidia.com/compute/cuda/repos",
         "nvidia_driver_debian_mirror": "http://deb.debian.org/debian",
@@ -69,9 +70,12 @@ def source(vars_file, name, branch, flavour):
 def test_nvidia_repository_on_ubuntu_names_the_branch_up_to_580_only(
     vars_file, branch, flavour, module, packages, fabric_manager
 ):
-    resolved = source(vars_file, "nvidia", branch, flavour)
+    resolved = source(vars_file, "nvidia", branch)
     assert resolved["module_packages"][flavour] == module
-    assert resolved["packages"] == packages
+    assert nvidia_driver_flavour_packages(resolved, flavour, False) == {
+        "module_package": module,
+        "flavour_packages": packages,
+    }
     assert resolved["fabric_manager_package"] == fabric_manager
     release = vars_file.removesuffix(".yml").split("_")[1]
     [repository] = resolved["repositories"]
@@ -82,7 +86,7 @@ def test_nvidia_repository_on_ubuntu_names_the_branch_up_to_580_only(
 @pytest.mark.parametrize("branch", ["580", "595"])
 @pytest.mark.parametrize("vars_file", ["Debian_12.yml", "Debian_13.yml"])
 def test_nvidia_repository_on_debian_uses_debian_names_for_every_branch(vars_file, branch):
-    resolved = source(vars_file, "nvidia", branch, "open")
+    resolved = source(vars_file, "nvidia", branch)
     assert resolved["module_packages"] == {"open": "nvidia-kernel-open-dkms", "proprietary": "nvidia-kernel-dkms"}
     assert resolved["packages"] == ["nvidia-driver-cuda", "nvidia-persistenced"]
     release = vars_file.removesuffix(".yml").split("_")[1]
@@ -93,7 +97,7 @@ def test_nvidia_repository_on_debian_uses_debian_names_for_every_branch(vars_fil
 
 @pytest.mark.parametrize(("vars_file", "suite"), [("Debian_12.yml", "bookworm"), ("Debian_13.yml", "trixie")])
 def test_debian_archive_source_names_the_release_suites(vars_file, suite):
-    resolved = source(vars_file, "distribution", "550", "proprietary")
+    resolved = source(vars_file, "distribution", "550")
     assert [repository["suites"] for repository in resolved["repositories"]] == [
         [suite, f"{suite}-updates"],
         [f"{suite}-security"],
@@ -105,7 +109,7 @@ def test_debian_archive_source_names_the_release_suites(vars_file, suite):
 
 
 def test_ubuntu_archive_source_keeps_the_server_names_of_every_branch():
-    resolved = source("Ubuntu_26.yml", "distribution", "595", "open")
+    resolved = source("Ubuntu_26.yml", "distribution", "595")
     assert resolved["branches"] == ["580", "595"]
     assert resolved["module_packages"]["open"] == "nvidia-dkms-595-server-open"
     assert resolved["signed_module_meta_packages"]["open"] == "linux-modules-nvidia-595-server-open-generic"

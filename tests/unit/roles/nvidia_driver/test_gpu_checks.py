@@ -71,11 +71,12 @@ def test_signed_modules_asked_of_a_source_without_them_stop_the_role_after_the_d
     rc, output = run(tmp_path, "never", nvidia_driver_signed_precompiled_modules=True)
     assert rc != 0
     assert "localhost: nvidia_driver_signed_precompiled_modules is true, but Debian's archive" in output
-    assert "item=__nvidia_driver_as_wanted" in output
+    assert "ok: [localhost] => (item=proprietary modules, driver " in output
+    assert "Decide whether the host is as wanted] *" in output
 
 
 def test_a_bad_branch_skips_the_read_and_stops_the_role_naming_it(tmp_path):
     rc, output = run(tmp_path, "never", nvidia_driver_branch="53")
     assert rc != 0
     assert "localhost: nvidia_driver_branch '53' / nvidia_driver_version '' cannot be installed from" in output
-    assert "ok: [localhost] => (item=__nvidia_driver_host)" not in output
+    assert "modules, driver " not in output
