@@ -61,9 +61,9 @@ def installed(version):
     return {name: {"installed": bool(version), "version": version, "held": False} for name in names}
 
 
-def read(host=HOST, version="535.309.01-0+deb12u1"):
+def read(host=None, version="535.309.01-0+deb12u1"):
     return {
-        "commands": {"host": {"stdout": json.dumps(host)}, "madison": {"stdout_lines": MADISON_LINES}},
+        "commands": {"host": {"stdout": json.dumps(host or HOST)}, "madison": {"stdout_lines": MADISON_LINES}},
         "packages": installed(version),
     }
 
