@@ -24,9 +24,14 @@ def _unique(items):
     return list(dict.fromkeys(items))
 
 
+def upstream_version(version):
+    """A Debian package version without its revision (535.261.03-1~deb12u1 -> 535.261.03)."""
+    return _REVISION.sub("", version)
+
+
 def apt_madison_versions(madison_lines, package):
     """Upstream versions (revision cut off) that `apt-cache madison` lists for one package, in its order."""
-    return [_REVISION.sub("", row[1]) for row in _rows(madison_lines) if len(row) > 1 and row[0] == package]
+    return [upstream_version(row[1]) for row in _rows(madison_lines) if len(row) > 1 and row[0] == package]
 
 
 def apt_madison_common_versions(madison_lines, packages, branch, version=""):

@@ -7,11 +7,10 @@ version, whether the driver can load and a reboot is needed), its apt sources.""
 from __future__ import annotations
 
 import json
-import re
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible_collections.gpuops.cluster.plugins.filter.apt_madison import apt_madison_common_versions
+from ansible_collections.gpuops.cluster.plugins.filter.apt_madison import apt_madison_common_versions, upstream_version
 from ansible_collections.gpuops.cluster.plugins.filter.reboot import reboot_blocker, runs_the_play
 
 # PCI device ids of NVIDIA GPUs: Turing and newer start at 0x1e00 (open modules supported),
@@ -22,8 +21,6 @@ OPEN_ONLY_MIN_DEVICE_ID = 0x2900
 OPEN_MIN_BRANCH = 515
 OPEN_DEFAULT_MIN_BRANCH = 560
 FLAVOURS = ("open", "proprietary")
-# A Debian package version's revision (580.95.05-1, 535.247.01-1~deb12u1): the upstream version is what is left.
-_REVISION = re.compile(r"-[^-]*$")
 
 
 def _device_ids(gpus):
@@ -97,7 +94,7 @@ def nvidia_driver_chosen_version(packages, madison_lines, wanted):
     queried = ([] if signed else [wanted["module_package"]]) + [first]
     if boolean(wanted["fabric_manager_needed"]):
         queried.append(wanted["fabric_manager_package"])
-    installed = _REVISION.sub("", (packages.get(first) or {}).get("version") or "")
+    installed = upstream_version((packages.get(first) or {}).get("version") or "")
     keep = first if signed else wanted["module_package"]
     if (
         not wanted["version"]
