@@ -7,12 +7,13 @@ Run from the repository root (make bench). Builds the test bed's Kubernetes when
 (tests/testbed/build-kubernetes), then runs the molecule scenario `site` through tests/testbed/run-molecule:
 create and prepare, converge (site.yml on one RKE2 server and one GPU host, the first converge), idempotence (the
 same run again, which molecule fails unless every host shows changed=0), then destroy. Each run's length is the
-one profile_tasks prints at its end; the validation stage's checks (gpu_validation's "Run the validation checks"
-task, whose Jobs take the same time in both runs and report their own time) are taken out of both. The no-op
-run also counts its plans (tests/bench/callback_plugins/plan_runs.py records each cluster_plan result): the plan is
-to be computed once and handed back to every later stage. Prints the times, the no-op/converge ratio, the plans and
-whether each meets its target, and writes them as JSON (--json, default tests/output/bench/site.json); both runs'
-output is kept beside it (site-converge.log, site-idempotence.log, site-plan-runs.jsonl).
+one profile_tasks prints at its end; the validation stage (the tasks of the gpu_validation role: its checks' Jobs
+take the same time in both runs and report their own time, the rest writes and shows their report) is taken out of
+both. The no-op run also counts its plans (tests/bench/callback_plugins/plan_runs.py records each cluster_plan
+result): the plan is to be computed once and handed back to every later stage. Prints the times, the no-op/converge
+ratio, the plans and whether each meets its target, and writes them as JSON (--json, default
+tests/output/bench/site.json); both runs' output is kept beside it (site-converge.log, site-idempotence.log,
+site-plan-runs.jsonl).
 """
 
 import argparse
@@ -27,7 +28,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 RUN_MOLECULE = REPO / "tests" / "testbed" / "run-molecule"
 CALLBACKS = REPO / "tests" / "bench" / "callback_plugins"
 TARGET = 0.25
-VALIDATION_TASK = "gpuops.cluster.gpu_validation : Run the validation checks on every GPU node"
+# Every task of the validation stage's role (validate.yml), as profile_tasks names it.
+VALIDATION_TASKS = "gpuops.cluster.gpu_validation : "
 # profile_tasks: "<date>  (0:00:01.726)       0:01:05.959 ***": the task that ended, then the time since the start.
 TIMES = re.compile(r"\((\d+):(\d+):(\d+\.\d+)\)\s+(\d+):(\d+):(\d+\.\d+)")
 HEADER = re.compile(r"^(TASK|RUNNING HANDLER|PLAY) \[")
@@ -39,7 +41,7 @@ def _seconds(hours, minutes, seconds):
 
 
 def run_times(output):
-    """The run's length and the validation checks' time, from profile_tasks' lines in molecule's OUTPUT.
+    """The run's length and the validation stage's time, from profile_tasks' lines in molecule's OUTPUT.
 
     A task's own time is printed under the header of the task after it (profile_tasks), so each time is given to the
     task before; a header wrapped over several lines is joined first.
@@ -56,13 +58,16 @@ def run_times(output):
                 header += " " + lines[index]
             name = header[header.index("[") + 1 : header.index("]")]
             times = next((TIMES.search(later) for later in lines[index + 1 : index + 4] if TIMES.search(later)), None)
-            if times and task and task.startswith(VALIDATION_TASK):
+            if times and task and task.startswith(VALIDATION_TASKS):
                 validation += _seconds(*times.groups()[:3])
             task = name if not line.startswith("PLAY") else None
         elif line.startswith("TASKS RECAP") or line.startswith("PLAYBOOK RECAP"):
             recap = next((TIMES.search(later) for later in lines[index + 1 : index + 4] if TIMES.search(later)), None)
             if recap:
-                total = _seconds(*recap.groups()[3:])
+                # The last task's own time is printed here too.
+                if task and task.startswith(VALIDATION_TASKS):
+                    validation += _seconds(*recap.groups()[:3])
+                task, total = None, _seconds(*recap.groups()[3:])
         index += 1
     if total is None:
         sys.exit("no profile_tasks total found in the run's output: is ansible.posix.profile_tasks enabled?")

@@ -216,7 +216,10 @@ def test_every_job_template_playbook_takes_the_answers_before_its_first_role():
     def load(name):
         return yaml.safe_load((REPO / "playbooks" / name).read_text(encoding="utf-8"))
 
-    assert first_task(load("plan.yml")[0], "tasks") == answers
+    plan_tasks = load("plan.yml")[0]["tasks"]
+    # A run that planned already ends the play before them: its answers are the hosts' facts since.
+    assert plan_tasks[0]["ansible.builtin.meta"] == "end_play" and plan_tasks[0]["when"] == "gpuops_plan is defined"
+    assert first_task({"tasks": plan_tasks[1:]}, "tasks") == answers
     for name in ("site.yml", "upgrade.yml"):
         assert load(name)[0]["ansible.builtin.import_playbook"] == "plan.yml", name
     assert first_task(load("validate.yml")[0], "pre_tasks") == answers
