@@ -29,8 +29,24 @@ def k8s_contains(existing, definition):
     return _contains(existing, definition)
 
 
+def k8s_to_apply(definitions, live_objects):
+    """The DEFINITIONS an apply would change: those whose live object (LIVE_OBJECTS, in the same order, {} where
+    there is none, as gpuops.cluster.k8s_reads reads them) does not hold every field."""
+    if not isinstance(definitions, list) or not isinstance(live_objects, list) or len(definitions) != len(live_objects):
+        raise AnsibleFilterError(
+            f"k8s_to_apply: expects a list of definitions and the list of their live objects, in the same order; got"
+            f" {len(definitions) if isinstance(definitions, list) else definitions!r} definitions and"
+            f" {len(live_objects) if isinstance(live_objects, list) else live_objects!r} live objects"
+        )
+    return [
+        definition
+        for definition, live in zip(definitions, live_objects, strict=True)
+        if not k8s_contains(live, definition)
+    ]
+
+
 class FilterModule:
     """Decisions on the objects the Kubernetes roles read."""
 
     def filters(self):
-        return {"k8s_contains": k8s_contains}
+        return {"k8s_contains": k8s_contains, "k8s_to_apply": k8s_to_apply}

@@ -34,8 +34,8 @@ HOSTS = {
     "gpu-hami-1": "gpu_hami",
     "gpu-gpushare-1": "gpu_gpushare",
 }
-# The object kinds each stage reads (kubernetes.core.k8s_info, k8s and helm tasks of its role, _common's first
-# read of the API server included): the floor reads each once.
+# The object kinds each stage reads (its gpuops.cluster.k8s_reads lookups, its kubernetes.core k8s and helm tasks):
+# the floor reads each once, with kubernetes.core.k8s_info as a play that reads the cluster would.
 STAGES = {
     "gpu_operator": [
         ("v1", "Namespace"),

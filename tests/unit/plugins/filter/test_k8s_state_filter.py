@@ -7,7 +7,7 @@ import copy
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpuops.cluster.plugins.filter.k8s_state import FilterModule, k8s_contains
+from ansible_collections.gpuops.cluster.plugins.filter.k8s_state import FilterModule, k8s_contains, k8s_to_apply
 
 # A Namespace as the API server returns it (fields the server adds included) and the role's definition of it.
 READ = {
@@ -62,5 +62,21 @@ def test_bad_input_is_an_error():
         k8s_contains(["x"], WANTED)
 
 
-def test_the_filter_is_registered():
-    assert FilterModule().filters()["k8s_contains"] is k8s_contains
+def test_to_apply_keeps_the_definitions_their_live_objects_lack_in_their_order():
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "gpu-operator"}}
+    relabelled = copy.deepcopy(WANTED)
+    relabelled["metadata"]["labels"]["team"] = "gpu"
+    assert k8s_to_apply([WANTED, other, relabelled], [READ, {}, READ]) == [other, relabelled]
+    assert k8s_to_apply([WANTED], [READ]) == []
+    assert k8s_to_apply([], []) == []
+
+
+def test_to_apply_refuses_lists_that_do_not_pair():
+    with pytest.raises(AnsibleFilterError, match="in the same order; got 2 definitions and 1 live objects"):
+        k8s_to_apply([WANTED, WANTED], [READ])
+    with pytest.raises(AnsibleFilterError, match="expects a list of definitions"):
+        k8s_to_apply(WANTED, [READ])
+
+
+def test_the_filters_are_registered():
+    assert FilterModule().filters() == {"k8s_contains": k8s_contains, "k8s_to_apply": k8s_to_apply}

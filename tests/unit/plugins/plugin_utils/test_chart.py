@@ -10,13 +10,18 @@ import tarfile
 
 import pytest
 import yaml
+from ansible_collections.gpuops.cluster.plugins.filter.k8s_state import k8s_to_apply
 from ansible_collections.gpuops.cluster.plugins.plugin_utils.chart import (
     chart_file,
     chart_problem,
     chart_source,
     read_chart,
 )
-from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_operator_crds import NFD_SUBCHART, crds_to_apply
+from ansible_collections.gpuops.cluster.plugins.plugin_utils.gpu_operator_crds import (
+    DEFINITION_ANNOTATION,
+    NFD_SUBCHART,
+    crds_to_apply,
+)
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[4]
 # What each role passes: the variable of its chart reference, the chart's name and its upstream repository.
@@ -89,6 +94,25 @@ def test_read_chart_finds_the_crds_of_the_chart_and_of_nfd(tmp_path):
     names = [c["metadata"]["name"] for c in crds_to_apply(chart, {"nfd": {"enabled": False}})]
     assert names == ["clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com"]
     assert len(crds_to_apply(chart, {})) == 3
+
+
+def test_each_crd_carries_the_sha256_of_its_definition_so_a_dropped_field_is_applied():
+    crd = {**_crd("clusterpolicies.nvidia.com"), "spec": {"group": "nvidia.com", "preserveUnknownFields": False}}
+    (applied,) = crds_to_apply({"crds": [crd]}, {"nfd": {"enabled": False}})
+    digest = applied["metadata"]["annotations"][DEFINITION_ANNOTATION]
+    assert len(digest) == 64 and "annotations" not in crd["metadata"]
+    # The live CRD after the apply: the server's fields beside it.
+    live = {
+        **applied,
+        "metadata": {**applied["metadata"], "uid": "1", "generation": 1},
+        "status": {"storedVersions": ["v1"]},
+    }
+    assert k8s_to_apply([applied], [live]) == []
+    # The next chart drops a field: the live CRD still holds every field left, not the new digest.
+    dropped = {**crd, "spec": {"group": "nvidia.com"}}
+    (next_applied,) = crds_to_apply({"crds": [dropped]}, {"nfd": {"enabled": False}})
+    assert next_applied["metadata"]["annotations"][DEFINITION_ANNOTATION] != digest
+    assert k8s_to_apply([next_applied], [live]) == [next_applied]
 
 
 def test_a_file_that_is_not_a_chart_is_refused(tmp_path):

@@ -46,6 +46,15 @@ def test_every_cluster_call_uses_the_role_kubeconfig():
     assert calls, "the role makes Kubernetes calls"
     for file, task, module, args in calls:
         assert args.get("kubeconfig") == "{{ gpu_operator_kubeconfig }}", f"{file}: {task} ({module})"
+    lookup = re.compile(r"lookup\('gpuops\.cluster\.k8s_reads', kubeconfig=(\w+)")
+    reads = [
+        (file, task["name"], read)
+        for file, task in _role_tasks()
+        for read in lookup.findall(yaml.safe_dump(task, width=1000))
+    ]
+    assert len(reads) >= 4, "the role reads the cluster through gpuops.cluster.k8s_reads"
+    for file, task, kubeconfig in reads:
+        assert kubeconfig == "gpu_operator_kubeconfig", f"{file}: {task}"
 
 
 def test_every_helm_call_uses_the_checked_helm_binary():
@@ -89,8 +98,11 @@ def test_the_namespace_is_labelled_for_privileged_operands():
 
 
 def test_crds_are_applied_server_side_without_a_diff_of_their_schemas():
-    task = next(t for _file, t in _role_tasks() if t["name"] == "Apply the CRDs")
+    task = next(t for _file, t in _role_tasks() if t["name"] == "Apply the CRDs that differ")
     k8s = task["kubernetes.core.k8s"]
+    # Only those whose live CRD lacks a field or the sha256 of the chart's definition; none, no call.
+    assert k8s["definition"] == "{{ __gpu_operator_crds_to_apply }}"
+    assert task["when"] == "__gpu_operator_crds_to_apply | length > 0"
     # server_side_apply only takes effect with apply (kubernetes.core's service.apply); else the CRDs are patched.
     assert k8s["apply"] is True
     assert k8s["server_side_apply"] == {"field_manager": "{{ __gpu_operator_field_manager }}", "force_conflicts": True}
