@@ -90,7 +90,7 @@ def _not_served(error):
 def definition_read(definition):
     """The read of the live object of DEFINITION."""
     metadata = definition.get("metadata") if isinstance(definition, dict) else None
-    if metadata is None or not definition.get("kind") or not isinstance(metadata, dict) or not metadata.get("name"):
+    if not isinstance(metadata, dict) or not definition.get("kind") or not metadata.get("name"):
         raise AnsibleLookupError(f"k8s_reads: a definition needs a kind and metadata.name, got {definition!r}")
     read = {
         "kind": definition["kind"],
@@ -107,7 +107,7 @@ class LookupModule(LookupBase):
         self.set_options(var_options=variables, direct=kwargs)
         kubeconfig = self.get_option("kubeconfig")
         reads = self.get_option("reads")
-        definitions = self.get_option("definitions")
+        definition_reads = [definition_read(definition) for definition in self.get_option("definitions")]
         for key, read in reads.items():
             if not isinstance(read, dict) or not read.get("kind") or set(read) - READ_OPTIONS:
                 raise AnsibleLookupError(
@@ -133,14 +133,14 @@ class LookupModule(LookupBase):
             except Exception as error:  # pylint: disable=broad-exception-caught
                 if _not_served(error):
                     return []
+                # The client's first line says why (connection refused, 401); later lines repeat it.
+                why = (str(error).splitlines() or [type(error).__name__])[0][:300]
                 raise AnsibleLookupError(
-                    f"The Kubernetes API server of {kubeconfig} does not answer ({str(error).splitlines()[0][:300]})."
+                    f"The Kubernetes API server of {kubeconfig} does not answer ({why})."
                     " Start the cluster (playbooks/cluster.yml) or point gpuops_kubeconfig at a kubeconfig"
                     " whose server is reachable from the controller."
                 ) from None
 
         answer = {key: read_objects(read) for key, read in reads.items()}
-        answer["definitions"] = [
-            next(iter(read_objects(definition_read(definition))), {}) for definition in definitions
-        ]
+        answer["definitions"] = [next(iter(read_objects(read)), {}) for read in definition_reads]
         return [answer]

@@ -127,15 +127,17 @@ def test_an_api_server_that_does_not_answer_says_what_to_fix(tmp_path, kubeconfi
 
 
 @pytest.mark.parametrize(
-    "reads, message",
+    "arguments, message",
     [
-        ({"nodes": {"resource_name": "a"}}, "read 'nodes' needs a kind and only these options"),
-        ({"nodes": {"kind": "Node", "name": "a"}}, "read 'nodes' needs a kind and only these options"),
-        ({"definitions": {"kind": "Node"}}, "'definitions' names the answer to the definitions"),
+        ({"reads": {"nodes": {"resource_name": "a"}}}, "read 'nodes' needs a kind and only these options"),
+        ({"reads": {"nodes": {"kind": "Node", "name": "a"}}}, "read 'nodes' needs a kind and only these options"),
+        ({"reads": {"definitions": {"kind": "Node"}}}, "'definitions' names the answer to the definitions"),
+        ({"definitions": [{"kind": "Node", "metadata": {}}]}, "a definition needs a kind and metadata.name"),
     ],
 )
-def test_a_malformed_read_is_refused_before_any_call(tmp_path, reads, message):
+def test_a_malformed_read_is_refused_before_any_call(tmp_path, arguments, message):
     # No server behind this kubeconfig: the check comes first.
+    options = ", ".join(f"{name}={json.dumps(value)}" for name, value in arguments.items())
     run, _answer = _run(
         tmp_path,
         tmp_path / "none.kubeconfig",
@@ -143,7 +145,7 @@ def test_a_malformed_read_is_refused_before_any_call(tmp_path, reads, message):
         - name: Read
           ansible.builtin.set_fact:
             answer: >-
-              {{{{ lookup('gpuops.cluster.k8s_reads', kubeconfig=kubeconfig, reads={json.dumps(reads)}) }}}}
+              {{{{ lookup('gpuops.cluster.k8s_reads', kubeconfig=kubeconfig, {options}) }}}}
         """,
     )
     assert run.returncode != 0
